@@ -1,0 +1,1 @@
+//! Placeholder until the bench-fixtures issue lands.
