@@ -1,1 +1,144 @@
-pub fn x() {}
+//! cargo-nonblock's analyzer: finds every path from async code to a known blocking API in a cargo
+//! workspace and the source of its dependencies, without building or running any of it.
+//!
+//! The pipeline (see ARCHITECTURE.md): discover → load/parse (+ lower to IR) → index → resolve →
+//! graph → propagate → report. Each stage is a module; data flows one way between them.
+
+pub mod cfg;
+pub mod discover;
+pub mod graph;
+pub mod index;
+pub mod ir;
+pub mod load;
+pub mod lower;
+pub mod options;
+pub mod propagate;
+pub mod render;
+pub mod report;
+pub mod resolve;
+pub mod rules;
+pub mod ty;
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use rayon::prelude::*;
+
+pub use options::Options;
+pub use report::{Diagnostic, Finding, Report};
+pub use rules::RuleDb;
+
+/// Stack size of analysis threads: syn and the lowering recurse once per nesting level, and
+/// hostile input may nest thousands of levels deep.
+const ANALYSIS_STACK_BYTES: usize = 256 * 1024 * 1024;
+
+/// A run that could not produce a report (no manifest, cargo metadata failed).
+#[derive(Debug)]
+pub struct FatalError(pub String);
+
+impl std::fmt::Display for FatalError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for FatalError {}
+
+/// Runs the whole pipeline on a thread pool whose threads have room for deep recursion.
+pub fn analyze(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError> {
+    let mut builder = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES);
+    if let Ok(n) = std::env::var("RAYON_NUM_THREADS") {
+        if let Ok(n) = n.parse::<usize>() {
+            builder = builder.num_threads(n);
+        }
+    }
+    let pool = builder.build().map_err(|e| FatalError(format!("cannot start analysis threads: {e}")))?;
+    pool.install(|| analyze_in_pool(opts, rules))
+}
+
+fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError> {
+    let start = Instant::now();
+    let mut phases = BTreeMap::new();
+    let mut phase_start = Instant::now();
+    let mut lap = |name: &str, phases: &mut BTreeMap<String, f64>| {
+        phases.insert(name.to_string(), phase_start.elapsed().as_secs_f64());
+        phase_start = Instant::now();
+    };
+
+    let ws = discover::discover(opts).map_err(FatalError)?;
+    lap("discover", &mut phases);
+
+    let loads: Vec<load::UnitLoad> = (0..ws.units.len()).into_par_iter().map(|u| load::load_unit(&ws, u)).collect();
+    lap("parse", &mut phases);
+
+    // Rebase per-unit file ids into one table, in unit order.
+    let mut files = Vec::new();
+    let mut errors: Vec<Diagnostic> = Vec::new();
+    let mut loaded = Vec::new();
+    for mut l in loads {
+        let base = files.len() as u32;
+        for m in &mut l.loaded.modules {
+            m.file += base;
+        }
+        files.extend(l.files);
+        errors.extend(l.diagnostics);
+        loaded.push(l.loaded);
+    }
+    for (name, why) in &ws.skipped {
+        errors.push(Diagnostic { kind: "skipped".into(), file: None, package: Some(name.clone()), message: why.clone() });
+    }
+    let index = index::Index::build(&ws, loaded);
+    lap("index", &mut phases);
+
+    let resolved = resolve::resolve_all(&index, rules);
+    let mut unresolved_by_reason: BTreeMap<String, usize> =
+        resolve::Unresolved::ALL.iter().map(|u| (u.as_str().to_string(), 0)).collect();
+    for bodies in &resolved {
+        for b in bodies {
+            count_unresolved(&b.calls, &mut unresolved_by_reason);
+        }
+    }
+    lap("resolve", &mut phases);
+
+    let graph = graph::build(&ws, &index, rules, resolved);
+    lap("graph", &mut phases);
+
+    let summaries = propagate::summaries(&graph, index.fns.len());
+    let raw = propagate::findings(&graph, &summaries);
+    lap("propagate", &mut phases);
+
+    let input = report::ReportInput { ws: &ws, index: &index, rules, graph: &graph, files: &files };
+    let findings = report::assemble(&input, raw);
+    errors.sort();
+    errors.dedup();
+    lap("report", &mut phases);
+
+    let stats = report::Stats {
+        packages: ws.packages.len(),
+        files: files.len(),
+        bytes: files.iter().map(|f| f.bytes).sum(),
+        functions: index.fns.len(),
+        async_contexts: graph.bodies.iter().filter(|b| b.root.is_some()).count(),
+        call_edges: graph.call_edges,
+        unresolved_calls: unresolved_by_reason.values().sum(),
+        unresolved_by_reason,
+        seconds: start.elapsed().as_secs_f64(),
+        phases,
+    };
+    Ok(Report { schema: report::SCHEMA, findings, errors, stats })
+}
+
+fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usize>) {
+    for c in calls {
+        for t in &c.targets {
+            match t {
+                resolve::Target::Unresolved(u) => *out.entry(u.as_str().to_string()).or_default() += 1,
+                resolve::Target::UnknownMethod(_) => *out.entry("unknown_receiver".to_string()).or_default() += 1,
+                _ => {}
+            }
+        }
+        for ca in &c.closure_args {
+            count_unresolved(&ca.calls, out);
+        }
+    }
+}

@@ -1,1 +1,282 @@
-fn main() {}
+//! `cargo nonblock`: the thin command-line front end. Parses arguments, calls the analyzer
+//! library, renders. All logic lives in `nonblock-analyzer`.
+//!
+//! Exit codes (ripgrep's convention): 0 no finding at or above `--fail-on`, 1 findings, 2 the run
+//! failed (bad arguments, no manifest, cargo metadata failed, or analysis problems with
+//! `--fail-on` not `never`... see `exit_code`).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use nonblock_analyzer::render::{human, DiskSources};
+use nonblock_analyzer::{analyze, Options, Report, RuleDb};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cargo-nonblock",
+    bin_name = "cargo nonblock",
+    version,
+    about = "Find blocking calls reachable from async code, through your workspace and its dependencies' source",
+    args_conflicts_with_subcommands = true
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    scan: ScanArgs,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the rule database: id, name, category, severity, number of APIs.
+    Rules {
+        #[arg(long, value_enum, default_value_t = TableFormat::Human)]
+        format: TableFormat,
+    },
+    /// Show a rule's documentation and its async alternative.
+    Explain {
+        /// A rule id (NB0101) or name (std-fs).
+        rule: String,
+    },
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum TableFormat {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum OutputFormat {
+    Human,
+    Json,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum FailOn {
+    Error,
+    Warning,
+    Never,
+}
+
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum Color {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Args, Debug)]
+struct ScanArgs {
+    /// Path to Cargo.toml of the workspace (or a member) to analyse.
+    #[arg(long, value_name = "PATH")]
+    manifest_path: Option<PathBuf>,
+    /// Report findings rooted in this member only (repeatable). Everything is still analysed.
+    #[arg(short = 'p', long = "package", value_name = "SPEC")]
+    package: Vec<String>,
+    /// Report findings from every workspace member (the default).
+    #[arg(long)]
+    workspace: bool,
+    /// Do not report findings rooted in this member (repeatable).
+    #[arg(long, value_name = "SPEC")]
+    exclude: Vec<String>,
+    /// Space or comma separated features to activate.
+    #[arg(short = 'F', long, value_name = "FEATURES")]
+    features: Vec<String>,
+    #[arg(long)]
+    all_features: bool,
+    #[arg(long)]
+    no_default_features: bool,
+    /// Evaluate cfg for this target triple (default: the host).
+    #[arg(long, value_name = "TRIPLE")]
+    target: Option<String>,
+    #[arg(long)]
+    offline: bool,
+    #[arg(long)]
+    locked: bool,
+    #[arg(long)]
+    frozen: bool,
+    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
+    format: OutputFormat,
+    /// Write the report to FILE instead of stdout (the summary still goes to stderr).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    output: Option<PathBuf>,
+    /// Exit with 1 when a finding at or above this severity is reported.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
+    fail_on: FailOn,
+    #[arg(long, value_enum, default_value_t = Color::Auto)]
+    color: Color,
+    /// No summary line, no progress.
+    #[arg(short, long)]
+    quiet: bool,
+    /// Per-phase timings and resolution statistics on stderr.
+    #[arg(short, long, action = clap::ArgAction::Count)]
+    verbose: u8,
+}
+
+fn main() -> ExitCode {
+    // `cargo nonblock ...` runs `cargo-nonblock nonblock ...`: drop the subcommand name.
+    let mut args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("nonblock") {
+        args.remove(1);
+    }
+    let cli = Cli::parse_from(args);
+    let rules = RuleDb::builtin();
+    match cli.command {
+        Some(Command::Rules { format }) => print_rules(&rules, format),
+        Some(Command::Explain { rule }) => explain(&rules, &rule),
+        None => scan(&cli.scan, &rules),
+    }
+}
+
+fn print_rules(rules: &RuleDb, format: TableFormat) -> ExitCode {
+    match format {
+        TableFormat::Json => {
+            let rows: Vec<serde_json::Value> = rules
+                .rules
+                .iter()
+                .map(|r| {
+                    serde_json::json!({
+                        "id": r.id, "name": r.name, "category": r.category,
+                        "severity": r.severity.as_str(), "apis": r.apis.len(),
+                        "alternative": r.alternative, "summary": r.summary,
+                    })
+                })
+                .collect();
+            println!("{}", serde_json::to_string_pretty(&rows).expect("rules serialise"));
+        }
+        TableFormat::Human => {
+            println!("{:<8} {:<22} {:<14} {:<8} {:>5}  summary", "id", "name", "category", "severity", "apis");
+            for r in &rules.rules {
+                let apis = if r.ffi { "extern".to_string() } else { r.apis.len().to_string() };
+                println!("{:<8} {:<22} {:<14} {:<8} {:>5}  {}", r.id, r.name, r.category, r.severity.as_str(), apis, r.summary);
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+fn explain(rules: &RuleDb, id: &str) -> ExitCode {
+    let Some(r) = rules.find(id) else {
+        eprintln!("error: no rule `{id}`; `cargo nonblock rules` lists them");
+        return ExitCode::from(2);
+    };
+    let mut s = format!("{} ({}) — {}\ncategory: {}, default severity: {}\n\n", r.id, r.name, r.summary, r.category, r.severity.as_str());
+    s.push_str(&format!("## What it does\n{}\n\n## Why is this bad\n{}\n\n", r.doc.what.trim(), r.doc.why.trim()));
+    if !r.doc.known_problems.is_empty() {
+        s.push_str(&format!("## Known problems\n{}\n\n", r.doc.known_problems.trim()));
+    }
+    s.push_str(&format!("## Example\n```rust\n{}\n```\n\n## Use instead\n```rust\n{}\n```\n\n", r.doc.example.trim(), r.doc.use_instead.trim()));
+    s.push_str(&format!("Async alternative: {}\nFix: {}\n", r.alternative, r.help));
+    if !r.apis.is_empty() {
+        s.push_str("\nAPIs matched:\n");
+        for a in &r.apis {
+            match &a.alternative {
+                Some(alt) => s.push_str(&format!("  {}  →  {}\n", a.pattern, alt)),
+                None => s.push_str(&format!("  {}\n", a.pattern)),
+            }
+        }
+    } else if r.ffi {
+        s.push_str("\nAPIs matched: every function declared in an `extern` block\n");
+    }
+    print!("{s}");
+    ExitCode::SUCCESS
+}
+
+fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
+    let opts = Options {
+        manifest_path: args.manifest_path.clone(),
+        packages: args.package.clone(),
+        exclude: args.exclude.clone(),
+        features: args.features.clone(),
+        all_features: args.all_features,
+        no_default_features: args.no_default_features,
+        target: args.target.clone(),
+        offline: args.offline,
+        locked: args.locked,
+        frozen: args.frozen,
+    };
+    let report = match analyze(&opts, rules) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let workspace_root = workspace_root(args);
+    let styled = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => args.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let rendered = match args.format {
+        OutputFormat::Json => report.to_json(),
+        OutputFormat::Human => human::render(&report, &DiskSources { workspace_root }, styled),
+    };
+    let written = match &args.output {
+        Some(path) => std::fs::write(path, &rendered).map_err(|e| format!("cannot write {}: {e}", path.display())),
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(rendered.as_bytes()).and_then(|_| out.flush()).map_err(|e| format!("cannot write to stdout: {e}"))
+        }
+    };
+    if let Err(e) = written {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    if !args.quiet && (args.output.is_some() || args.format != OutputFormat::Human) {
+        eprintln!("{}", human::summary_line(&report));
+    }
+    if args.verbose > 0 {
+        print_verbose(&report);
+    }
+    exit_code(&report, args.fail_on)
+}
+
+fn workspace_root(args: &ScanArgs) -> PathBuf {
+    // Findings' workspace files are relative to the workspace root; cargo metadata knows it, and
+    // the report does not carry it, so ask cargo's locate-project the same way cargo does.
+    let mut cmd = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args(["locate-project", "--workspace", "--message-format", "plain"]);
+    if let Some(p) = &args.manifest_path {
+        cmd.arg("--manifest-path").arg(p);
+    }
+    cmd.output()
+        .ok()
+        .and_then(|o| String::from_utf8(o.stdout).ok())
+        .and_then(|s| PathBuf::from(s.trim()).parent().map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("."))
+}
+
+fn print_verbose(report: &Report) {
+    let s = &report.stats;
+    eprintln!(
+        "nonblock: {} packages, {} files, {} bytes, {} functions, {} async contexts, {} call edges",
+        s.packages, s.files, s.bytes, s.functions, s.async_contexts, s.call_edges
+    );
+    let total_calls = s.call_edges + s.unresolved_calls;
+    let ratio = if total_calls == 0 { 0.0 } else { s.unresolved_calls as f64 / total_calls as f64 };
+    eprintln!("nonblock: {} unresolved call expressions ({:.1}% of calls)", s.unresolved_calls, ratio * 100.0);
+    for (why, n) in &s.unresolved_by_reason {
+        eprintln!("    {why}: {n}");
+    }
+    for (phase, secs) in &s.phases {
+        eprintln!("nonblock: phase {phase}: {secs:.3}s");
+    }
+    eprintln!("nonblock: total {:.3}s", s.seconds);
+}
+
+fn exit_code(report: &Report, fail_on: FailOn) -> ExitCode {
+    let failing = report.findings.iter().any(|f| match fail_on {
+        FailOn::Never => false,
+        FailOn::Error => f.severity == "error",
+        FailOn::Warning => true,
+    });
+    if failing {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}

@@ -1,0 +1,343 @@
+//! Stage 1, *discover*: `cargo metadata` → the packages to analyse and their crate roots.
+//!
+//! The analysed set is every workspace member plus every crate in its *normal* dependency closure
+//! (registry, git and path sources alike). Dev- and build-dependencies never run on the service's
+//! runtime, and proc-macro crates run inside the compiler, so none of them is analysed; a path into
+//! one of them resolves to an opaque external path. Nothing is built and no build script runs:
+//! `cargo metadata` only resolves and downloads manifests and sources.
+
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+
+use cargo_metadata::{CargoOpt, DependencyKind, MetadataCommand, TargetKind};
+
+use crate::cfg::CfgSet;
+use crate::options::Options;
+
+/// Where a package's source comes from; the cache and the JSON paths treat them differently.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum SourceKind {
+    Workspace,
+    Path,
+    Registry,
+    Git,
+}
+
+#[derive(Clone, Debug)]
+pub struct PackageInfo {
+    pub name: String,
+    pub version: String,
+    pub id: String,
+    pub manifest_dir: PathBuf,
+    pub is_member: bool,
+    /// Roots (async contexts) are reported from this package (`-p` / `--exclude` select them).
+    pub report_roots: bool,
+    pub source: SourceKind,
+    pub features: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum UnitKind {
+    Lib,
+    Bin,
+}
+
+/// What an extern crate name in a unit refers to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DepTarget {
+    /// An analysed library unit (index into [`Workspace::units`]).
+    Unit(usize),
+    /// A crate whose source is not analysed (proc-macro crates): paths into it stay textual.
+    Opaque(String),
+}
+
+/// One compiled crate: a package's lib, or one of a member's bins.
+#[derive(Clone, Debug)]
+pub struct CrateUnit {
+    pub package: usize,
+    pub crate_name: String,
+    pub kind: UnitKind,
+    pub root: PathBuf,
+    pub deps: BTreeMap<String, DepTarget>,
+    pub cfg: CfgSet,
+}
+
+#[derive(Clone, Debug)]
+pub struct Workspace {
+    pub root: PathBuf,
+    pub packages: Vec<PackageInfo>,
+    pub units: Vec<CrateUnit>,
+    /// Packages left out because they could not be analysed (e.g. no lib target), with why.
+    pub skipped: Vec<(String, String)>,
+}
+
+/// Runs `cargo metadata` with the user's selection flags and builds the analysed set.
+pub fn discover(opts: &Options) -> Result<Workspace, String> {
+    let mut cmd = MetadataCommand::new();
+    if let Some(p) = &opts.manifest_path {
+        cmd.manifest_path(p);
+    }
+    if opts.all_features {
+        cmd.features(CargoOpt::AllFeatures);
+    }
+    if opts.no_default_features {
+        cmd.features(CargoOpt::NoDefaultFeatures);
+    }
+    if !opts.features.is_empty() {
+        let list: Vec<String> = opts
+            .features
+            .iter()
+            .flat_map(|f| f.split([',', ' ']))
+            .filter(|f| !f.is_empty())
+            .map(str::to_string)
+            .collect();
+        cmd.features(CargoOpt::SomeFeatures(list));
+    }
+    let mut other = Vec::new();
+    for (flag, on) in [("--offline", opts.offline), ("--locked", opts.locked), ("--frozen", opts.frozen)] {
+        if on {
+            other.push(flag.to_string());
+        }
+    }
+    let triple = match &opts.target {
+        Some(t) => t.clone(),
+        None => host_triple()?,
+    };
+    other.push("--filter-platform".to_string());
+    other.push(triple.clone());
+    cmd.other_options(other);
+    let metadata = cmd.exec().map_err(|e| format!("cargo metadata failed: {}", describe_metadata_error(&e)))?;
+    let target_cfg = CfgSet::for_target(opts.target.as_deref())?;
+    build_workspace(&metadata, &target_cfg, opts)
+}
+
+fn describe_metadata_error(e: &cargo_metadata::Error) -> String {
+    match e {
+        cargo_metadata::Error::CargoMetadata { stderr } => stderr.trim().to_string(),
+        other => other.to_string(),
+    }
+}
+
+fn host_triple() -> Result<String, String> {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let out = std::process::Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .map_err(|e| format!("cannot run rustc -vV: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
+        .ok_or_else(|| "rustc -vV printed no host triple".to_string())
+}
+
+fn matches_spec(spec: &str, name: &str, version: &str) -> bool {
+    match spec.split_once('@') {
+        Some((n, v)) => n == name && version.starts_with(v),
+        None => spec == name,
+    }
+}
+
+fn build_workspace(
+    metadata: &cargo_metadata::Metadata,
+    target_cfg: &CfgSet,
+    opts: &Options,
+) -> Result<Workspace, String> {
+    let resolve = metadata
+        .resolve
+        .as_ref()
+        .ok_or_else(|| "cargo metadata returned no dependency resolution".to_string())?;
+    let members: BTreeSet<&cargo_metadata::PackageId> = metadata.workspace_members.iter().collect();
+    let nodes: BTreeMap<&cargo_metadata::PackageId, &cargo_metadata::Node> =
+        resolve.nodes.iter().map(|n| (&n.id, n)).collect();
+    let pkg_by_id: BTreeMap<&cargo_metadata::PackageId, &cargo_metadata::Package> =
+        metadata.packages.iter().map(|p| (&p.id, p)).collect();
+
+    for spec in opts.packages.iter().chain(&opts.exclude) {
+        let known = members
+            .iter()
+            .filter_map(|id| pkg_by_id.get(id))
+            .any(|p| matches_spec(spec, &p.name, &p.version.to_string()));
+        if !known {
+            return Err(format!("package `{spec}` is not a member of the workspace"));
+        }
+    }
+
+    // The normal-dependency closure of the members, breadth first.
+    let mut closure: BTreeSet<&cargo_metadata::PackageId> = BTreeSet::new();
+    let mut queue: VecDeque<&cargo_metadata::PackageId> = members.iter().copied().collect();
+    while let Some(id) = queue.pop_front() {
+        if !closure.insert(id) {
+            continue;
+        }
+        if let Some(node) = nodes.get(id) {
+            for dep in &node.deps {
+                let normal = dep.dep_kinds.is_empty()
+                    || dep.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal);
+                if normal {
+                    queue.push_back(&dep.pkg);
+                }
+            }
+        }
+    }
+
+    // Deterministic order: members first by name, then dependencies by name and version.
+    let mut ordered: Vec<&cargo_metadata::Package> =
+        closure.iter().filter_map(|id| pkg_by_id.get(id).copied()).collect();
+    ordered.sort_by(|a, b| {
+        (!members.contains(&a.id), a.name.as_str(), &a.version, &a.id.repr).cmp(&(
+            !members.contains(&b.id),
+            b.name.as_str(),
+            &b.version,
+            &b.id.repr,
+        ))
+    });
+
+    let mut packages = Vec::new();
+    let mut units = Vec::new();
+    let mut lib_unit: BTreeMap<&cargo_metadata::PackageId, DepTarget> = BTreeMap::new();
+    let mut skipped = Vec::new();
+    let mut pending_bins = Vec::new();
+
+    for pkg in &ordered {
+        let is_member = members.contains(&pkg.id);
+        let source = if is_member {
+            SourceKind::Workspace
+        } else {
+            match &pkg.source {
+                None => SourceKind::Path,
+                Some(s) if s.repr.starts_with("git+") => SourceKind::Git,
+                Some(_) => SourceKind::Registry,
+            }
+        };
+        let report_roots = is_member
+            && (opts.packages.is_empty()
+                || opts.packages.iter().any(|s| matches_spec(s, &pkg.name, &pkg.version.to_string())))
+            && !opts.exclude.iter().any(|s| matches_spec(s, &pkg.name, &pkg.version.to_string()));
+        let features: Vec<String> = nodes
+            .get(&pkg.id)
+            .map(|n| n.features.iter().map(|f| f.to_string()).collect())
+            .unwrap_or_default();
+        let manifest_dir = pkg
+            .manifest_path
+            .parent()
+            .map(|p| p.as_std_path().to_path_buf())
+            .unwrap_or_default();
+        let package_index = packages.len();
+        packages.push(PackageInfo {
+            name: pkg.name.to_string(),
+            version: pkg.version.to_string(),
+            id: pkg.id.repr.clone(),
+            manifest_dir,
+            is_member,
+            report_roots,
+            source,
+            features: features.clone(),
+        });
+        let cfg = target_cfg.with_features(features.iter().map(String::as_str));
+        let lib = pkg.targets.iter().find(|t| {
+            t.kind.iter().any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib | TargetKind::DyLib))
+        });
+        let proc_macro = pkg.targets.iter().any(|t| t.kind.contains(&TargetKind::ProcMacro));
+        if proc_macro {
+            let name = pkg
+                .targets
+                .iter()
+                .find(|t| t.kind.contains(&TargetKind::ProcMacro))
+                .map(|t| t.name.replace('-', "_"))
+                .unwrap_or_else(|| pkg.name.replace('-', "_"));
+            lib_unit.insert(&pkg.id, DepTarget::Opaque(name));
+            if is_member {
+                skipped.push((pkg.name.to_string(), "proc-macro crates run in the compiler, not on a runtime".into()));
+            }
+        } else if let Some(lib) = lib {
+            lib_unit.insert(&pkg.id, DepTarget::Unit(units.len()));
+            units.push(CrateUnit {
+                package: package_index,
+                crate_name: lib.name.replace('-', "_"),
+                kind: UnitKind::Lib,
+                root: lib.src_path.as_std_path().to_path_buf(),
+                deps: BTreeMap::new(),
+                cfg: cfg.clone(),
+            });
+        } else if !is_member {
+            skipped.push((pkg.name.to_string(), "no library target".into()));
+        }
+        if is_member {
+            for bin in pkg.targets.iter().filter(|t| t.kind.contains(&TargetKind::Bin)) {
+                pending_bins.push((pkg.id.clone(), CrateUnit {
+                    package: package_index,
+                    crate_name: bin.name.replace('-', "_"),
+                    kind: UnitKind::Bin,
+                    root: bin.src_path.as_std_path().to_path_buf(),
+                    deps: BTreeMap::new(),
+                    cfg: cfg.clone(),
+                }));
+            }
+        }
+    }
+    let mut unit_pkg_ids: Vec<cargo_metadata::PackageId> = Vec::new();
+    for pkg in &ordered {
+        if let Some(DepTarget::Unit(_)) = lib_unit.get(&pkg.id) {
+            unit_pkg_ids.push(pkg.id.clone());
+        }
+    }
+    for (id, bin) in pending_bins {
+        unit_pkg_ids.push(id);
+        units.push(bin);
+    }
+
+    // Extern crate names: the node's deps (renamed names already applied by cargo), and for bins
+    // the package's own lib.
+    for (unit_index, id) in unit_pkg_ids.iter().enumerate() {
+        let mut deps = BTreeMap::new();
+        if let Some(node) = nodes.get(id) {
+            for dep in &node.deps {
+                let normal = dep.dep_kinds.is_empty()
+                    || dep.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal);
+                if !normal || dep.name.is_empty() {
+                    continue;
+                }
+                if let Some(target) = lib_unit.get(&dep.pkg) {
+                    deps.insert(dep.name.replace('-', "_"), target.clone());
+                }
+            }
+        }
+        if units[unit_index].kind == UnitKind::Bin {
+            if let Some(DepTarget::Unit(lib)) = lib_unit.get(id) {
+                let name = units[*lib].crate_name.clone();
+                deps.insert(name, DepTarget::Unit(*lib));
+            }
+        }
+        units[unit_index].deps = deps;
+    }
+
+    Ok(Workspace {
+        root: metadata.workspace_root.as_std_path().to_path_buf(),
+        packages,
+        units,
+        skipped,
+    })
+}
+
+impl Workspace {
+    /// A file's path as reported: relative to the workspace root inside it, absolute outside.
+    pub fn display_path(&self, path: &Path) -> String {
+        match path.strip_prefix(&self.root) {
+            Ok(rel) => rel.to_string_lossy().replace('\\', "/"),
+            Err(_) => path.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_specs_match_name_and_optional_version() {
+        assert!(matches_spec("app", "app", "0.1.0"));
+        assert!(matches_spec("app@0.1", "app", "0.1.0"));
+        assert!(!matches_spec("app@0.2", "app", "0.1.0"));
+        assert!(!matches_spec("ap", "app", "0.1.0"));
+    }
+}

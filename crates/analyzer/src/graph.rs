@@ -1,0 +1,327 @@
+//! Stage 4, *graph*: call edges between function bodies, blocking-API leaves, offload boundaries
+//! (declared and inferred), and the async contexts that are roots.
+//!
+//! Invariants: a closure passed to an offload boundary contributes no edge; a boundary's or
+//! opaque runtime entry's own body is never entered; async blocks and async closures are bodies
+//! of their own, so they are reported where they are written, once.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::discover::{DepTarget, Workspace};
+use crate::index::{FnId, FnOwner, Index, Res, TypeKind};
+use crate::ir::Pos;
+use crate::resolve::{Body, BodyKind, CallSite, Confidence, Target};
+use crate::rules::{ApiMatch, RuleDb, Scope};
+use crate::ty::{TraitRef, Ty, TyCon};
+
+/// What one resolved target of a call does.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Effect {
+    /// The call is a blocking API.
+    Api { api: ApiKey, confidence: Confidence },
+    /// The call continues into an analysed function.
+    Edge { callee: FnId, confidence: Confidence },
+}
+
+/// A blocking API as reported: the rule and the API's concrete path.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ApiKey {
+    pub rule: usize,
+    pub api_index: usize,
+    pub path: String,
+}
+
+/// One call in a body after offload filtering: where it is and what it does.
+#[derive(Clone, Debug)]
+pub struct EffectiveCall {
+    pub pos: Pos,
+    pub effects: Vec<Effect>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum RootKind {
+    AsyncFn,
+    AsyncBlock,
+    AsyncClosure,
+    PollFn,
+}
+
+impl RootKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RootKind::AsyncFn => "async fn",
+            RootKind::AsyncBlock => "async block",
+            RootKind::AsyncClosure => "async closure",
+            RootKind::PollFn => "poll fn",
+        }
+    }
+}
+
+pub struct GraphBody {
+    pub owner: FnId,
+    pub kind: BodyKind,
+    pub pos: Pos,
+    pub root: Option<RootKind>,
+    pub calls: Vec<EffectiveCall>,
+}
+
+pub struct CallGraph {
+    /// Every body; the `Fn` body of function `f` is `fn_body[f]` when it has one.
+    pub bodies: Vec<GraphBody>,
+    pub fn_body: Vec<Option<usize>>,
+    pub call_edges: usize,
+}
+
+/// Per-function facts the rules and runtime table give before any body is walked.
+struct Leaves {
+    api: BTreeMap<FnId, ApiKey>,
+    boundary: BTreeMap<FnId, BTreeSet<usize>>,
+    opaque: BTreeSet<FnId>,
+}
+
+/// Marker for "every argument" in a declared boundary's offloaded set.
+const ALL_ARGS: usize = usize::MAX;
+
+pub fn build(ws: &Workspace, index: &Index, rules: &RuleDb, resolved: Vec<Vec<Body>>) -> CallGraph {
+    let mut leaves = leaves(index, rules);
+    infer_wrappers(index, rules, &resolved, &mut leaves);
+    let member_unit: Vec<bool> = index.units.iter().map(|u| ws.packages[u.package].is_member).collect();
+    let report_unit: Vec<bool> = index.units.iter().map(|u| ws.packages[u.package].report_roots).collect();
+
+    let mut bodies = Vec::new();
+    let mut fn_body = vec![None; index.fns.len()];
+    let mut call_edges = 0;
+    for (f, fn_bodies) in resolved.into_iter().enumerate() {
+        let unit = index.fns[f].unit;
+        for b in fn_bodies {
+            let mut calls = Vec::new();
+            for c in &b.calls {
+                flatten(index, rules, &leaves, c, member_unit[unit], &mut calls);
+            }
+            call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
+            let root = if report_unit[unit] { root_kind(index, f, b.kind) } else { None };
+            if b.kind == BodyKind::Fn {
+                fn_body[f] = Some(bodies.len());
+            }
+            bodies.push(GraphBody { owner: f, kind: b.kind, pos: b.pos, root, calls });
+        }
+    }
+    CallGraph { bodies, fn_body, call_edges }
+}
+
+fn root_kind(index: &Index, f: FnId, kind: BodyKind) -> Option<RootKind> {
+    match kind {
+        BodyKind::AsyncBlock => Some(RootKind::AsyncBlock),
+        BodyKind::AsyncClosure => Some(RootKind::AsyncClosure),
+        BodyKind::Fn => {
+            let def = &index.fns[f];
+            if def.ir.sig.is_async {
+                return Some(RootKind::AsyncFn);
+            }
+            if let FnOwner::Impl(i) = def.owner {
+                let name = def.ir.name.as_str();
+                let is_poll_trait = match &index.impls[i].trait_ref {
+                    Some(TraitRef::External(p)) => {
+                        (name == "poll" && p.ends_with("Future")) || (name == "poll_next" && p.ends_with("Stream"))
+                    }
+                    Some(TraitRef::Local(t)) => {
+                        let tn = index.types[*t].name.as_str();
+                        (name == "poll" && tn == "Future") || (name == "poll_next" && tn == "Stream")
+                    }
+                    None => false,
+                };
+                if is_poll_trait {
+                    return Some(RootKind::PollFn);
+                }
+            }
+            None
+        }
+    }
+}
+
+/// Resolves an absolute API path (`reqwest::blocking::get`, `tokio::fs::File::open`) to the
+/// analysed functions it names, in every analysed version of the crate.
+fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
+    let segs: Vec<String> = path.split("::").map(str::to_string).collect();
+    if segs.len() < 2 || segs.iter().any(|s| s == "*") {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for u in &index.units {
+        if u.crate_name != segs[0] || u.root == usize::MAX {
+            continue;
+        }
+        for r in index.resolve_path_in(u.root, &segs[1..], false, 0) {
+            if let Res::Fn(f) = r {
+                out.push(f);
+            }
+        }
+        if segs.len() >= 3 {
+            let method = &segs[segs.len() - 1];
+            for r in index.resolve_path_in(u.root, &segs[1..segs.len() - 1], false, 0) {
+                if let Res::Type(t) = r {
+                    let ty = &index.types[t];
+                    if let Some(fs) = ty.inherent.get(method) {
+                        out.extend(fs.iter().copied());
+                    }
+                    for &iid in &ty.trait_impls {
+                        if let Some(f) = index.impls[iid].fns.get(method) {
+                            out.push(*f);
+                        }
+                    }
+                    if let TypeKind::Trait { methods, .. } = &ty.kind {
+                        if let Some(f) = methods.get(method) {
+                            out.push(*f);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
+    let mut api = BTreeMap::new();
+    for (ri, rule) in rules.rules.iter().enumerate() {
+        for (ai, a) in rule.apis.iter().enumerate() {
+            if a.pattern.starts_with("std::") {
+                continue;
+            }
+            for f in resolve_absolute(index, &a.pattern) {
+                api.entry(f).or_insert(ApiKey { rule: ri, api_index: ai, path: a.pattern.clone() });
+            }
+        }
+    }
+    if let Some(ffi) = rules.ffi_rule() {
+        for (f, def) in index.fns.iter().enumerate() {
+            if def.foreign {
+                api.entry(f).or_insert(ApiKey { rule: ffi, api_index: usize::MAX, path: index.fn_display(f) });
+            }
+        }
+    }
+    let mut boundary = BTreeMap::new();
+    for b in &rules.boundaries {
+        for f in resolve_absolute(index, b) {
+            boundary.insert(f, BTreeSet::from([ALL_ARGS]));
+        }
+    }
+    let mut opaque = BTreeSet::new();
+    for o in &rules.opaque {
+        opaque.extend(resolve_absolute(index, o));
+    }
+    Leaves { api, boundary, opaque }
+}
+
+fn offloads_arg(leaves: &Leaves, rules: &RuleDb, target: &Target, arg: usize) -> bool {
+    match target {
+        Target::Fn(f, _) => leaves.boundary.get(f).is_some_and(|s| s.contains(&ALL_ARGS) || s.contains(&arg)),
+        Target::External(p, _) => rules.is_boundary(p),
+        _ => false,
+    }
+}
+
+/// A function that passes its closure parameter to a boundary is a boundary for that parameter.
+/// Iterated to a fixpoint so wrappers of wrappers are found.
+fn infer_wrappers(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leaves) {
+    for _ in 0..16 {
+        let mut found = Vec::new();
+        for (f, bodies) in resolved.iter().enumerate() {
+            let Some(body) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else { continue };
+            for c in &body.calls {
+                for &(arg, param) in &c.param_args {
+                    let all = !c.targets.is_empty() && c.targets.iter().all(|t| offloads_arg(leaves, rules, t, arg));
+                    let known = leaves.boundary.get(&f).is_some_and(|s| s.contains(&param) || s.contains(&ALL_ARGS));
+                    if all && !known {
+                        found.push((f, param));
+                    }
+                }
+            }
+        }
+        if found.is_empty() {
+            break;
+        }
+        for (f, p) in found {
+            leaves.boundary.entry(f).or_default().insert(p);
+        }
+    }
+    let _ = index;
+}
+
+/// Turns a call site (and the sync closures written in its arguments) into effective calls.
+fn flatten(index: &Index, rules: &RuleDb, leaves: &Leaves, c: &CallSite, in_member: bool, out: &mut Vec<EffectiveCall>) {
+    let mut effects = Vec::new();
+    for t in &c.targets {
+        if let Some(e) = effect(index, rules, leaves, t, in_member) {
+            if !effects.contains(&e) {
+                effects.push(e);
+            }
+        }
+    }
+    if !effects.is_empty() {
+        out.push(EffectiveCall { pos: c.pos, effects });
+    }
+    for ca in &c.closure_args {
+        let offloaded = !c.targets.is_empty() && c.targets.iter().all(|t| offloads_arg(leaves, rules, t, ca.arg));
+        if offloaded {
+            continue;
+        }
+        for inner in &ca.calls {
+            flatten(index, rules, leaves, inner, in_member, out);
+        }
+    }
+}
+
+fn in_scope(rules: &RuleDb, rule: usize, in_member: bool) -> bool {
+    rules.rules[rule].scope == Scope::Any || in_member
+}
+
+fn effect(index: &Index, rules: &RuleDb, leaves: &Leaves, t: &Target, in_member: bool) -> Option<Effect> {
+    match t {
+        Target::Fn(f, conf) => {
+            if let Some(api) = leaves.api.get(f) {
+                return in_scope(rules, api.rule, in_member).then(|| Effect::Api { api: api.clone(), confidence: *conf });
+            }
+            if leaves.opaque.contains(f) || leaves.boundary.get(f).is_some_and(|s| s.contains(&ALL_ARGS)) {
+                return None;
+            }
+            index.fns[*f].ir.body.as_ref()?;
+            Some(Effect::Edge { callee: *f, confidence: *conf })
+        }
+        Target::External(p, conf) => {
+            let m = rules.match_path(p)?;
+            in_scope(rules, m.rule, in_member).then(|| Effect::Api { api: api_key(m, p), confidence: *conf })
+        }
+        Target::UnknownMethod(name) => {
+            let m = rules.match_fallback(name)?;
+            let path = rules.rules[m.rule].apis[m.api].pattern.clone();
+            in_scope(rules, m.rule, in_member).then(|| Effect::Api { api: api_key(m, &path), confidence: Confidence::Low })
+        }
+        Target::Unresolved(_) | Target::ParamCall(_) => None,
+    }
+}
+
+fn api_key(m: ApiMatch, path: &str) -> ApiKey {
+    ApiKey { rule: m.rule, api_index: m.api, path: path.to_string() }
+}
+
+/// Whether a unit is one of the analysed workspace's members (for callers outside this module).
+pub fn unit_is_member(ws: &Workspace, index: &Index, unit: usize) -> bool {
+    ws.packages[index.units[unit].package].is_member
+}
+
+/// Extern names that resolve to analysed units (kept for diagnostics of unanalysed crates).
+pub fn analysed_dep_count(index: &Index) -> usize {
+    index.units.iter().map(|u| u.extern_names.values().filter(|d| matches!(d, DepTarget::Unit(_))).count()).sum()
+}
+
+/// A receiver type's display, for messages.
+pub fn ty_name(index: &Index, t: &Ty) -> String {
+    match t {
+        Ty::Adt(TyCon::Local(id), _) => index.type_display(*id),
+        Ty::Adt(TyCon::External(p), _) => p.clone(),
+        _ => "_".to_string(),
+    }
+}

@@ -1,0 +1,648 @@
+//! Stage 3a, *index*: every analysed crate's modules, functions, types, impls and macros in one
+//! table, `use` imports resolved to a fixpoint, and path and type resolution over it.
+//!
+//! Invariants: ids are assigned in the deterministic order of units, modules and items (never hash
+//! order); resolution never panics on a missing or cyclic import — it yields no candidates and the
+//! call is counted as unresolved.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::discover::{DepTarget, Workspace};
+use crate::ir::*;
+use crate::ty::{canonical_external, prelude_path, TraitRef, Ty, TyCon};
+
+pub type ModId = usize;
+pub type FnId = usize;
+pub type TypeId = usize;
+pub type ImplId = usize;
+pub type UnitId = usize;
+pub type FileId = usize;
+
+/// What a name or path resolves to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Res {
+    Module(ModId),
+    Fn(FnId),
+    Type(TypeId),
+    /// A path into a crate whose source is not analysed (std, proc-macro crates): canonical text.
+    External(Vec<String>),
+    /// A constant or static, with its declared type (resolved lazily in its module).
+    Value(ModId, IrType),
+    /// An unanalysed crate root or module; further segments extend the path.
+    ExternalRoot(Vec<String>),
+}
+
+#[derive(Debug)]
+pub struct Module {
+    pub unit: UnitId,
+    pub path: Vec<String>,
+    pub parent: Option<ModId>,
+    pub file: FileId,
+    pub items: BTreeMap<String, Vec<Res>>,
+    pub uses: Vec<IrUse>,
+    pub imports: BTreeMap<String, Vec<Res>>,
+    pub globs: Vec<Res>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FnOwner {
+    Free,
+    Impl(ImplId),
+    Trait(TypeId),
+}
+
+#[derive(Debug)]
+pub struct FnDef {
+    pub unit: UnitId,
+    pub module: ModId,
+    pub file: FileId,
+    pub owner: FnOwner,
+    pub foreign: bool,
+    pub ir: IrFn,
+}
+
+#[derive(Debug)]
+pub enum TypeKind {
+    Struct { fields: Vec<(String, IrType)>, generics: Vec<IrGeneric> },
+    Enum,
+    Union,
+    Trait { methods: BTreeMap<String, FnId>, supertraits: Vec<IrPath> },
+    Alias(IrType),
+}
+
+#[derive(Debug)]
+pub struct TypeDef {
+    pub unit: UnitId,
+    pub module: ModId,
+    pub name: String,
+    pub kind: TypeKind,
+    /// Inherent methods by name.
+    pub inherent: BTreeMap<String, Vec<FnId>>,
+    /// Trait impls for this type (self type resolved to it).
+    pub trait_impls: Vec<ImplId>,
+}
+
+#[derive(Debug)]
+pub struct ImplDef {
+    pub unit: UnitId,
+    pub module: ModId,
+    pub ir_self: IrType,
+    pub ir_trait: Option<IrPath>,
+    pub generics: Vec<IrGeneric>,
+    pub fns: BTreeMap<String, FnId>,
+    pub assoc_types: Vec<(String, IrType)>,
+    pub self_ty: Ty,
+    pub trait_ref: Option<TraitRef>,
+}
+
+#[derive(Debug)]
+pub struct MacroDef {
+    pub unit: UnitId,
+    pub module: ModId,
+    pub name: String,
+    pub exported: bool,
+    pub arms: Vec<Vec<IrExpr>>,
+}
+
+#[derive(Debug)]
+pub struct UnitIndex {
+    pub root: ModId,
+    pub crate_name: String,
+    pub package: usize,
+    pub extern_names: BTreeMap<String, DepTarget>,
+}
+
+#[derive(Debug, Default)]
+pub struct Index {
+    pub units: Vec<UnitIndex>,
+    pub modules: Vec<Module>,
+    pub fns: Vec<FnDef>,
+    pub types: Vec<TypeDef>,
+    pub impls: Vec<ImplDef>,
+    pub macros: Vec<MacroDef>,
+    /// Impls of each local trait.
+    pub trait_impls: BTreeMap<TypeId, Vec<ImplId>>,
+    /// Impls whose self type is a bare generic (`impl<T: X> Tr for T`), by trait.
+    pub blanket_impls: Vec<ImplId>,
+}
+
+/// A unit's lowered modules, as the loader produced them.
+pub struct LoadedUnit {
+    pub unit: UnitId,
+    pub modules: Vec<IrModule>,
+}
+
+const MAX_RESOLVE_DEPTH: usize = 24;
+
+impl Index {
+    pub fn build(ws: &Workspace, loaded: Vec<LoadedUnit>) -> Index {
+        let mut index = Index::default();
+        // Units first so cross-unit references can be filled in by id.
+        for (u, unit) in ws.units.iter().enumerate() {
+            index.units.push(UnitIndex {
+                root: usize::MAX,
+                crate_name: unit.crate_name.clone(),
+                package: unit.package,
+                extern_names: unit.deps.clone(),
+            });
+            let _ = u;
+        }
+        for lu in loaded {
+            index.add_unit(lu);
+        }
+        index.resolve_imports();
+        index.resolve_impls();
+        index
+    }
+
+    fn add_unit(&mut self, lu: LoadedUnit) {
+        let mut by_path: BTreeMap<Vec<String>, ModId> = BTreeMap::new();
+        for m in lu.modules {
+            let id = self.modules.len();
+            let parent = if m.path.is_empty() {
+                None
+            } else {
+                by_path.get(&m.path[..m.path.len() - 1]).copied()
+            };
+            if m.path.is_empty() {
+                self.units[lu.unit].root = id;
+            }
+            by_path.insert(m.path.clone(), id);
+            self.modules.push(Module {
+                unit: lu.unit,
+                path: m.path.clone(),
+                parent,
+                file: m.file as usize,
+                items: BTreeMap::new(),
+                uses: m.uses,
+                imports: BTreeMap::new(),
+                globs: Vec::new(),
+            });
+            if let Some(p) = parent {
+                let name = m.path.last().cloned().unwrap_or_default();
+                self.modules[p].items.entry(name).or_default().push(Res::Module(id));
+            }
+            for (name, alias) in m.extern_crates {
+                let key = alias.clone().unwrap_or_else(|| name.clone());
+                let res = if name == "self" {
+                    vec![Res::Module(self.units[lu.unit].root)]
+                } else {
+                    self.extern_crate(lu.unit, &name)
+                };
+                self.modules[id].imports.insert(key, res);
+            }
+            for f in m.fns {
+                let fid = self.push_fn(lu.unit, id, m.file as usize, FnOwner::Free, false, f);
+                let name = self.fns[fid].ir.name.clone();
+                self.modules[id].items.entry(name).or_default().push(Res::Fn(fid));
+            }
+            for f in m.foreign_fns {
+                let fid = self.push_fn(lu.unit, id, m.file as usize, FnOwner::Free, true, f);
+                let name = self.fns[fid].ir.name.clone();
+                self.modules[id].items.entry(name).or_default().push(Res::Fn(fid));
+            }
+            for (name, ty) in m.values {
+                self.modules[id].items.entry(name).or_default().push(Res::Value(id, ty));
+            }
+            for t in m.types {
+                let tid = self.types.len();
+                let kind = match t.kind {
+                    IrItemKind::Struct { fields, generics } => TypeKind::Struct { fields, generics },
+                    IrItemKind::Enum => TypeKind::Enum,
+                    IrItemKind::Union => TypeKind::Union,
+                    IrItemKind::TypeAlias(ty) => TypeKind::Alias(ty),
+                    IrItemKind::Trait { methods, supertraits } => {
+                        self.types.push(TypeDef {
+                            unit: lu.unit,
+                            module: id,
+                            name: t.name.clone(),
+                            kind: TypeKind::Enum,
+                            inherent: BTreeMap::new(),
+                            trait_impls: Vec::new(),
+                        });
+                        let mut by_name = BTreeMap::new();
+                        for mf in methods {
+                            let fid = self.push_fn(lu.unit, id, m.file as usize, FnOwner::Trait(tid), false, mf);
+                            by_name.insert(self.fns[fid].ir.name.clone(), fid);
+                        }
+                        self.types[tid].kind = TypeKind::Trait { methods: by_name, supertraits };
+                        self.modules[id].items.entry(t.name).or_default().push(Res::Type(tid));
+                        continue;
+                    }
+                };
+                self.types.push(TypeDef {
+                    unit: lu.unit,
+                    module: id,
+                    name: t.name.clone(),
+                    kind,
+                    inherent: BTreeMap::new(),
+                    trait_impls: Vec::new(),
+                });
+                self.modules[id].items.entry(t.name).or_default().push(Res::Type(tid));
+            }
+            for imp in m.impls {
+                let iid = self.impls.len();
+                self.impls.push(ImplDef {
+                    unit: lu.unit,
+                    module: id,
+                    ir_self: imp.self_ty,
+                    ir_trait: imp.trait_,
+                    generics: imp.generics,
+                    fns: BTreeMap::new(),
+                    assoc_types: imp.assoc_types,
+                    self_ty: Ty::Unknown,
+                    trait_ref: None,
+                });
+                for f in imp.fns {
+                    let fid = self.push_fn(lu.unit, id, m.file as usize, FnOwner::Impl(iid), false, f);
+                    let name = self.fns[fid].ir.name.clone();
+                    self.impls[iid].fns.insert(name, fid);
+                }
+            }
+            for mac in m.macros {
+                self.macros.push(MacroDef {
+                    unit: lu.unit,
+                    module: id,
+                    name: mac.name,
+                    exported: mac.exported,
+                    arms: mac.arms,
+                });
+            }
+        }
+    }
+
+    fn push_fn(&mut self, unit: UnitId, module: ModId, file: FileId, owner: FnOwner, foreign: bool, ir: IrFn) -> FnId {
+        self.fns.push(FnDef { unit, module, file, owner, foreign, ir });
+        self.fns.len() - 1
+    }
+
+    fn extern_crate(&self, unit: UnitId, name: &str) -> Vec<Res> {
+        match self.units[unit].extern_names.get(name) {
+            Some(DepTarget::Unit(u)) if self.units[*u].root != usize::MAX => vec![Res::Module(self.units[*u].root)],
+            Some(DepTarget::Unit(u)) => vec![Res::ExternalRoot(vec![self.units[*u].crate_name.clone()])],
+            Some(DepTarget::Opaque(n)) => vec![Res::ExternalRoot(vec![n.clone()])],
+            None => match name {
+                "std" | "core" | "alloc" => vec![Res::ExternalRoot(vec!["std".to_string()])],
+                _ if name == self.units[unit].crate_name => vec![Res::Module(self.units[unit].root)],
+                _ => Vec::new(),
+            },
+        }
+    }
+
+    /// Resolves `use` declarations to a fixpoint: each pass resolves what the previous passes
+    /// made reachable; chains through re-exports across crates settle in a few passes.
+    fn resolve_imports(&mut self) {
+        for _pass in 0..MAX_RESOLVE_DEPTH {
+            let mut updates: Vec<(ModId, Option<String>, Vec<Res>)> = Vec::new();
+            for (mid, m) in self.modules.iter().enumerate() {
+                for u in &m.uses {
+                    let (path, name): (&[String], Option<String>) = if u.glob {
+                        (&u.path[..], None)
+                    } else if u.path.last().is_some_and(|l| l == "self") {
+                        let p = &u.path[..u.path.len() - 1];
+                        (p, Some(u.alias.clone().unwrap_or_else(|| p.last().cloned().unwrap_or_default())))
+                    } else {
+                        (&u.path[..], Some(u.alias.clone().unwrap_or_else(|| u.path.last().cloned().unwrap_or_default())))
+                    };
+                    if name.as_deref() == Some("_") || path.is_empty() {
+                        continue;
+                    }
+                    if let Some(n) = &name {
+                        if m.imports.contains_key(n) {
+                            continue;
+                        }
+                    }
+                    let res = self.resolve_path_in(mid, path, u.leading_colon, 0);
+                    if res.is_empty() {
+                        continue;
+                    }
+                    match &name {
+                        Some(_) => updates.push((mid, name, res)),
+                        None => {
+                            if res.iter().any(|r| !m.globs.contains(r)) {
+                                updates.push((mid, None, res));
+                            }
+                        }
+                    }
+                }
+            }
+            if updates.is_empty() {
+                break;
+            }
+            for (mid, name, res) in updates {
+                match name {
+                    Some(n) => {
+                        self.modules[mid].imports.insert(n, res);
+                    }
+                    None => {
+                        for r in res {
+                            if !self.modules[mid].globs.contains(&r) {
+                                self.modules[mid].globs.push(r);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn resolve_impls(&mut self) {
+        for iid in 0..self.impls.len() {
+            let module = self.impls[iid].module;
+            let generics = self.impls[iid].generics.clone();
+            let self_ty = self.resolve_type(module, &self.impls[iid].ir_self.clone(), &generics, None);
+            let trait_ref = self.impls[iid].ir_trait.clone().map(|p| self.resolve_trait(module, &p));
+            match (&self_ty, &trait_ref) {
+                (Ty::Adt(TyCon::Local(tid), _), None) => {
+                    let names: Vec<(String, FnId)> =
+                        self.impls[iid].fns.iter().map(|(n, f)| (n.clone(), *f)).collect();
+                    for (n, f) in names {
+                        self.types[*tid].inherent.entry(n).or_default().push(f);
+                    }
+                }
+                (Ty::Adt(TyCon::Local(tid), _), Some(_)) => self.types[*tid].trait_impls.push(iid),
+                (Ty::Param { .. }, Some(_)) => self.blanket_impls.push(iid),
+                _ => {}
+            }
+            if let Some(TraitRef::Local(t)) = &trait_ref {
+                self.trait_impls.entry(*t).or_default().push(iid);
+            }
+            self.impls[iid].self_ty = self_ty;
+            self.impls[iid].trait_ref = trait_ref;
+        }
+    }
+
+    /// Names visible in a module without the prelude: items, imports, then globs.
+    pub fn lookup_in_module(&self, module: ModId, name: &str, depth: usize) -> Vec<Res> {
+        let m = &self.modules[module];
+        if let Some(r) = m.items.get(name) {
+            return r.clone();
+        }
+        if let Some(r) = m.imports.get(name) {
+            return r.clone();
+        }
+        if depth >= MAX_RESOLVE_DEPTH {
+            return Vec::new();
+        }
+        let mut found = Vec::new();
+        for g in &m.globs {
+            match g {
+                Res::Module(gm) if *gm != module => {
+                    for r in self.lookup_in_module(*gm, name, depth + 1) {
+                        if !found.contains(&r) {
+                            found.push(r);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+        found
+    }
+
+    /// The first segment of a path: module scope, then extern crates, then std's prelude, then
+    /// globs of unanalysed modules (`use std::fs::*`).
+    fn resolve_first(&self, module: ModId, name: &str, depth: usize) -> Vec<Res> {
+        let unit = self.modules[module].unit;
+        match name {
+            "crate" => return vec![Res::Module(self.units[unit].root)],
+            "self" => return vec![Res::Module(module)],
+            "super" => return self.modules[module].parent.map(Res::Module).into_iter().collect(),
+            "Self" => return Vec::new(),
+            _ => {}
+        }
+        let local = self.lookup_in_module(module, name, depth);
+        if !local.is_empty() {
+            return local;
+        }
+        let ext = self.extern_crate(unit, name);
+        if !ext.is_empty() {
+            return ext;
+        }
+        if let Some(p) = prelude_path(name) {
+            return vec![Res::External(p)];
+        }
+        let mut found = Vec::new();
+        for g in &self.modules[module].globs {
+            if let Res::ExternalRoot(p) | Res::External(p) = g {
+                let mut q = p.clone();
+                q.push(name.to_string());
+                found.push(Res::External(canonical_external(q)));
+            }
+        }
+        found.truncate(1);
+        found
+    }
+
+    /// Resolves a path written in `module` to every item it may name.
+    pub fn resolve_path_in(&self, module: ModId, segs: &[String], leading_colon: bool, depth: usize) -> Vec<Res> {
+        if segs.is_empty() || depth > MAX_RESOLVE_DEPTH {
+            return Vec::new();
+        }
+        let mut current: Vec<Res> = if leading_colon {
+            self.extern_crate(self.modules[module].unit, &segs[0])
+        } else {
+            self.resolve_first(module, &segs[0], depth + 1)
+        };
+        for seg in &segs[1..] {
+            let mut next = Vec::new();
+            for r in &current {
+                match r {
+                    Res::Module(m) => {
+                        for x in self.lookup_in_module(*m, seg, depth + 1) {
+                            if !next.contains(&x) {
+                                next.push(x);
+                            }
+                        }
+                    }
+                    Res::ExternalRoot(p) | Res::External(p) => {
+                        let mut q = p.clone();
+                        q.push(seg.clone());
+                        let q = canonical_external(q);
+                        let r = if matches!(r, Res::ExternalRoot(_)) { Res::ExternalRoot(q) } else { Res::External(q) };
+                        next.push(r);
+                    }
+                    // `Type::assoc` is handled by the caller, which knows the receiver context.
+                    _ => {}
+                }
+            }
+            if next.is_empty() {
+                return Vec::new();
+            }
+            current = next;
+        }
+        current
+            .into_iter()
+            .map(|r| match r {
+                Res::ExternalRoot(p) => Res::External(p),
+                other => other,
+            })
+            .collect()
+    }
+
+    pub fn resolve_trait(&self, module: ModId, p: &IrPath) -> TraitRef {
+        let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
+        for r in self.resolve_path_in(module, &names, p.leading_colon, 0) {
+            match r {
+                Res::Type(t) if matches!(self.types[t].kind, TypeKind::Trait { .. }) => return TraitRef::Local(t),
+                Res::External(p) => return TraitRef::External(p.join("::")),
+                _ => {}
+            }
+        }
+        TraitRef::External(names.join("::"))
+    }
+
+    /// Resolves a written type in `module`, with `generics` in scope and `self_ty` for `Self`.
+    pub fn resolve_type(&self, module: ModId, t: &IrType, generics: &[IrGeneric], self_ty: Option<&Ty>) -> Ty {
+        self.resolve_type_depth(module, t, generics, self_ty, 0)
+    }
+
+    fn resolve_type_depth(
+        &self,
+        module: ModId,
+        t: &IrType,
+        generics: &[IrGeneric],
+        self_ty: Option<&Ty>,
+        depth: usize,
+    ) -> Ty {
+        if depth > 8 {
+            return Ty::Unknown;
+        }
+        let rec = |t: &IrType| self.resolve_type_depth(module, t, generics, self_ty, depth + 1);
+        match t {
+            IrType::Ref(inner) => Ty::Ref(Box::new(rec(inner))),
+            IrType::Slice(inner) | IrType::Array(inner) => Ty::Slice(Box::new(rec(inner))),
+            IrType::Tuple(elems) => Ty::Tuple(elems.iter().map(rec).collect()),
+            IrType::ImplTrait(bounds) | IrType::DynTrait(bounds) => {
+                Ty::Dyn(bounds.iter().map(|b| self.resolve_trait(module, b)).collect())
+            }
+            IrType::Path(p) => {
+                if let Some(q) = &p.qself {
+                    // `<T as Trait>::Assoc`: unknown without trait solving.
+                    let _ = q;
+                    return Ty::Unknown;
+                }
+                if let Some(name) = p.single() {
+                    if name == "Self" {
+                        return self_ty.cloned().unwrap_or(Ty::Unknown);
+                    }
+                    if name == "str" {
+                        return Ty::Str;
+                    }
+                    if let Some(g) = generics.iter().find(|g| g.name == name) {
+                        return Ty::Param {
+                            name: name.to_string(),
+                            bounds: g.bounds.iter().map(|b| self.resolve_trait(module, b)).collect(),
+                        };
+                    }
+                }
+                let args: Vec<Ty> = p.segments.last().map(|s| s.generics.iter().map(rec).collect()).unwrap_or_default();
+                let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
+                if names.first().is_some_and(|n| n == "Self") && names.len() == 2 {
+                    // `Self::Target` and friends: look in the impl's associated types.
+                    return Ty::Unknown;
+                }
+                for r in self.resolve_path_in(module, &names, p.leading_colon, 0) {
+                    match r {
+                        Res::Type(tid) => {
+                            if let TypeKind::Alias(target) = &self.types[tid].kind {
+                                let m = self.types[tid].module;
+                                return self.resolve_type_depth(m, target, &[], None, depth + 1);
+                            }
+                            return Ty::Adt(TyCon::Local(tid), args);
+                        }
+                        Res::External(path) => return Ty::external(path.join("::"), args),
+                        _ => {}
+                    }
+                }
+                Ty::Unknown
+            }
+            _ => Ty::Unknown,
+        }
+    }
+
+    /// The display name of a function: `crate::module::f`, `crate::m::Type::f`,
+    /// `<crate::m::Type as Trait>::f`, `crate::m::Trait::f` (default methods).
+    pub fn fn_display(&self, f: FnId) -> String {
+        let def = &self.fns[f];
+        let module = self.module_display(def.module);
+        match def.owner {
+            FnOwner::Free => format!("{module}::{}", def.ir.name),
+            FnOwner::Trait(t) => format!("{}::{}", self.type_display(t), def.ir.name),
+            FnOwner::Impl(i) => {
+                let imp = &self.impls[i];
+                let self_name = self.ty_display(&imp.self_ty, &imp.ir_self, imp.module);
+                match &imp.trait_ref {
+                    None => format!("{self_name}::{}", def.ir.name),
+                    Some(tr) => {
+                        let tn = match tr {
+                            TraitRef::Local(t) => self.types[*t].name.clone(),
+                            TraitRef::External(p) => p.rsplit("::").next().unwrap_or(p).to_string(),
+                        };
+                        format!("<{self_name} as {tn}>::{}", def.ir.name)
+                    }
+                }
+            }
+        }
+    }
+
+    fn ty_display(&self, ty: &Ty, written: &IrType, module: ModId) -> String {
+        match ty {
+            Ty::Adt(TyCon::Local(t), _) => self.type_display(*t),
+            Ty::Adt(TyCon::External(p), _) => p.clone(),
+            _ => match written {
+                IrType::Path(p) => format!("{}::{}", self.module_display(module), p.display()),
+                _ => format!("{}::<impl>", self.module_display(module)),
+            },
+        }
+    }
+
+    pub fn type_display(&self, t: TypeId) -> String {
+        format!("{}::{}", self.module_display(self.types[t].module), self.types[t].name)
+    }
+
+    pub fn module_display(&self, m: ModId) -> String {
+        let module = &self.modules[m];
+        let mut s = self.units[module.unit].crate_name.clone();
+        for p in &module.path {
+            s.push_str("::");
+            s.push_str(p);
+        }
+        s
+    }
+
+    /// The macro a path names, from the invoking unit or the crate the path names.
+    pub fn find_macro(&self, module: ModId, path: &IrPath) -> Option<usize> {
+        let name = path.segments.last()?.name.as_str();
+        let unit = self.modules[module].unit;
+        let target_unit = if path.segments.len() >= 2 {
+            let first = &path.segments[0].name;
+            match self.units[unit].extern_names.get(first.as_str()) {
+                Some(DepTarget::Unit(u)) => Some(*u),
+                _ if first == "crate" || first == "self" || first == "super" => Some(unit),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        let candidates = self.macros.iter().enumerate().filter(|(_, m)| m.name == name);
+        match target_unit {
+            Some(u) => candidates.filter(|(_, m)| m.unit == u).map(|(i, _)| i).next(),
+            None => {
+                let own = self.macros.iter().enumerate().find(|(_, m)| m.name == name && m.unit == unit);
+                if let Some((i, _)) = own {
+                    return Some(i);
+                }
+                let deps: BTreeSet<usize> = self.units[unit]
+                    .extern_names
+                    .values()
+                    .filter_map(|d| match d {
+                        DepTarget::Unit(u) => Some(*u),
+                        _ => None,
+                    })
+                    .collect();
+                candidates.filter(|(_, m)| m.exported && deps.contains(&m.unit)).map(|(i, _)| i).next()
+            }
+        }
+    }
+}

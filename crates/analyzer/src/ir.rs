@@ -1,0 +1,268 @@
+//! The lowered intermediate representation every stage after *parse* works on.
+//!
+//! Why not keep `syn` trees: `proc_macro2` values are `!Send`, so a `syn::File` cannot leave the
+//! rayon thread that parsed it, and a whole dependency graph of syntax trees costs gigabytes.
+//! The loader therefore lowers each file, on the thread that parsed it, into this small tree that
+//! keeps only what call resolution needs: item names and signatures, `use` trees, and function
+//! bodies reduced to calls, bindings and the expressions whose types matter.
+
+use serde::{Deserialize, Serialize};
+
+/// A position in a source file: 1-based line, 1-based column (characters, as rustc prints).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Pos {
+    pub line: u32,
+    pub column: u32,
+}
+
+/// A path as written, e.g. `std::fs::read` or `<T as Trait>::f` (`qself` holds `T`).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IrPath {
+    pub leading_colon: bool,
+    pub segments: Vec<IrSegment>,
+    /// `<T as Trait>::f`: `T`; the segments then start with the trait's path.
+    pub qself: Option<Box<IrType>>,
+    /// For a qualified path: how many leading segments name the trait (`<T as a::Tr>::f` → 2).
+    pub qself_position: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IrSegment {
+    pub name: String,
+    pub generics: Vec<IrType>,
+}
+
+impl IrPath {
+    pub fn names(&self) -> Vec<&str> {
+        self.segments.iter().map(|s| s.name.as_str()).collect()
+    }
+    pub fn single(&self) -> Option<&str> {
+        if self.segments.len() == 1 && !self.leading_colon && self.qself.is_none() {
+            Some(&self.segments[0].name)
+        } else {
+            None
+        }
+    }
+    pub fn display(&self) -> String {
+        let names = self.names().join("::");
+        if self.leading_colon {
+            format!("::{names}")
+        } else {
+            names
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum IrType {
+    Path(IrPath),
+    Ref(Box<IrType>),
+    Ptr(Box<IrType>),
+    Slice(Box<IrType>),
+    Array(Box<IrType>),
+    Tuple(Vec<IrType>),
+    /// `impl A + B`: trait paths.
+    ImplTrait(Vec<IrPath>),
+    /// `dyn A + B`: trait paths.
+    DynTrait(Vec<IrPath>),
+    FnPtr,
+    Never,
+    Infer,
+    Other,
+}
+
+#[derive(Clone, Debug)]
+pub struct IrGeneric {
+    pub name: String,
+    pub bounds: Vec<IrPath>,
+}
+
+/// A function signature: enough to type parameters and the call's result.
+#[derive(Clone, Debug, Default)]
+pub struct IrSig {
+    pub is_async: bool,
+    pub has_self: bool,
+    /// Parameters other than `self`: the binding name (for simple patterns) and the type.
+    pub params: Vec<(Option<String>, IrType)>,
+    pub self_ty: Option<IrType>,
+    pub ret: Option<IrType>,
+    pub generics: Vec<IrGeneric>,
+}
+
+#[derive(Clone, Debug)]
+pub struct IrFn {
+    pub name: String,
+    pub sig: IrSig,
+    pub body: Option<IrBlock>,
+    pub pos: Pos,
+    pub attrs: FnAttrs,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct FnAttrs {
+    /// `#[tokio::main]`, `#[tokio::test]`, `#[actix_web::main]`, ...: the body runs on a runtime.
+    pub runtime_entry: bool,
+    /// `// nonblock:allow(..)` and similar directives are handled in report; this records the
+    /// line of the item for suppression lookups.
+    pub item_line: u32,
+}
+
+#[derive(Clone, Debug)]
+pub struct IrBlock {
+    pub stmts: Vec<IrStmt>,
+}
+
+#[derive(Clone, Debug)]
+pub enum IrStmt {
+    Let {
+        pat: IrPat,
+        ty: Option<IrType>,
+        init: Option<IrExpr>,
+        diverge: Option<IrBlock>,
+    },
+    Expr(IrExpr),
+    /// A fn item nested in a body; it is indexed as an item of the enclosing module.
+    Item,
+}
+
+/// The part of a pattern the type walker uses.
+#[derive(Clone, Debug, Default)]
+pub struct IrPat {
+    /// `x`, `mut x`, `ref x`: the whole value is bound to this name.
+    pub ident: Option<String>,
+    /// `Ok(x)` / `Some(x)` / `Err(x)`: `x` binds the payload of a Result/Option.
+    pub unwrap_ident: Option<String>,
+    /// Every other name the pattern binds (their type is unknown).
+    pub others: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum IrExpr {
+    Call {
+        func: Box<IrExpr>,
+        args: Vec<IrExpr>,
+        pos: Pos,
+    },
+    MethodCall {
+        receiver: Box<IrExpr>,
+        method: String,
+        args: Vec<IrExpr>,
+        pos: Pos,
+    },
+    Path(IrPath, Pos),
+    Field(Box<IrExpr>, String),
+    Ref(Box<IrExpr>),
+    Deref(Box<IrExpr>),
+    Try(Box<IrExpr>),
+    Await(Box<IrExpr>),
+    Closure {
+        is_async: bool,
+        params: Vec<(IrPat, Option<IrType>)>,
+        body: Box<IrExpr>,
+        pos: Pos,
+    },
+    Async {
+        body: IrBlock,
+        pos: Pos,
+    },
+    Block(IrBlock),
+    If {
+        cond: Box<IrExpr>,
+        then: IrBlock,
+        otherwise: Option<Box<IrExpr>>,
+    },
+    /// `let PAT = EXPR` in `if let` / `while let` conditions.
+    Let(IrPat, Box<IrExpr>),
+    Match {
+        scrutinee: Box<IrExpr>,
+        arms: Vec<(IrPat, IrExpr)>,
+    },
+    For {
+        pat: IrPat,
+        iter: Box<IrExpr>,
+        body: IrBlock,
+    },
+    StructLit(IrPath, Vec<IrExpr>),
+    Cast(Box<IrExpr>, IrType),
+    Str,
+    /// A macro invocation: the expressions its tokens parse to, and the macro's path so that a
+    /// `macro_rules!` of the analysed graph can be expanded at this site.
+    Macro {
+        path: IrPath,
+        exprs: Vec<IrExpr>,
+        pos: Pos,
+    },
+    /// Any other expression: its type is unknown, its sub-expressions are still walked.
+    Other(Vec<IrExpr>),
+}
+
+/// One `use` leaf: `use a::b::c as d;` → name `d`, path `a::b::c`; `use a::b::*;` → glob.
+#[derive(Clone, Debug)]
+pub struct IrUse {
+    pub path: Vec<String>,
+    pub leading_colon: bool,
+    pub alias: Option<String>,
+    pub glob: bool,
+}
+
+#[derive(Clone, Debug)]
+pub enum IrItemKind {
+    Struct {
+        /// Named fields (`a: T`) and tuple fields (`0: T`).
+        fields: Vec<(String, IrType)>,
+        generics: Vec<IrGeneric>,
+    },
+    Enum,
+    Union,
+    Trait {
+        methods: Vec<IrFn>,
+        supertraits: Vec<IrPath>,
+    },
+    TypeAlias(IrType),
+}
+
+#[derive(Clone, Debug)]
+pub struct IrTypeItem {
+    pub name: String,
+    pub kind: IrItemKind,
+    pub pos: Pos,
+}
+
+#[derive(Clone, Debug)]
+pub struct IrImpl {
+    pub self_ty: IrType,
+    pub trait_: Option<IrPath>,
+    pub generics: Vec<IrGeneric>,
+    pub fns: Vec<IrFn>,
+    /// `type Target = X;` and other associated types, by name.
+    pub assoc_types: Vec<(String, IrType)>,
+}
+
+/// A `macro_rules!` definition: each arm's transcriber lowered leniently to expressions.
+#[derive(Clone, Debug)]
+pub struct IrMacro {
+    pub name: String,
+    pub exported: bool,
+    pub arms: Vec<Vec<IrExpr>>,
+}
+
+/// The items of one module, in source order, after `#[cfg]` evaluation.
+#[derive(Clone, Debug, Default)]
+pub struct IrModule {
+    /// Module path inside its crate (`[]` for the crate root).
+    pub path: Vec<String>,
+    pub file: u32,
+    pub fns: Vec<IrFn>,
+    pub types: Vec<IrTypeItem>,
+    pub impls: Vec<IrImpl>,
+    pub uses: Vec<IrUse>,
+    /// `extern crate foo as bar;`: (crate, alias).
+    pub extern_crates: Vec<(String, Option<String>)>,
+    /// Functions declared in `extern` blocks: called across the FFI boundary.
+    pub foreign_fns: Vec<IrFn>,
+    pub macros: Vec<IrMacro>,
+    /// Names of modules declared in this module (children), in order.
+    pub children: Vec<String>,
+    /// Constants and statics, with their types, so `CONST.method()` resolves.
+    pub values: Vec<(String, IrType)>,
+}

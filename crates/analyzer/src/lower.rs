@@ -1,0 +1,935 @@
+//! syn → IR lowering, run on the thread that parsed the file (see [`crate::ir`] for why).
+//!
+//! Lowering also applies `#[cfg]`/`#[cfg_attr]` to items, statements and fields, expands
+//! `cfg_if!` and item macros whose tokens are plain items (the `cfg_xxx! { pub mod fs; }` idiom of
+//! tokio and others), and parses the tokens of expression macros leniently so that calls inside
+//! `format!`, `vec!`, `assert!`, `tokio::select!` and `join!` are seen.
+
+use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
+use syn::parse::Parser;
+use syn::punctuated::Punctuated;
+use syn::spanned::Spanned;
+use syn::{Token, Visibility};
+
+use crate::cfg::CfgSet;
+use crate::ir::*;
+
+/// Deeper nesting than this is not lowered further; the parser has already accepted the file, so
+/// this only guards our own recursion on pathological input.
+const MAX_DEPTH: usize = 3000;
+
+pub fn pos(span: Span) -> Pos {
+    let lc = span.start();
+    Pos { line: lc.line as u32, column: lc.column as u32 + 1 }
+}
+
+pub struct Lowerer<'a> {
+    pub cfg: &'a CfgSet,
+    /// The crate being lowered: `$crate` in its macros becomes `::crate_name`.
+    pub crate_name: &'a str,
+    depth: usize,
+    /// Fns declared inside bodies; they are indexed as items of the enclosing module.
+    nested_fns: Vec<IrFn>,
+}
+
+/// A `mod x;` declaration found while lowering a module, for the loader to resolve to a file.
+pub struct ModDecl {
+    pub name: String,
+    /// `#[path = ".."]` if present.
+    pub path_attr: Option<String>,
+    /// Inline module contents (`mod x { .. }`), already cfg-filtered.
+    pub inline: Option<Vec<syn::Item>>,
+}
+
+impl<'a> Lowerer<'a> {
+    pub fn new(cfg: &'a CfgSet, crate_name: &'a str) -> Self {
+        Lowerer { cfg, crate_name, depth: 0, nested_fns: Vec::new() }
+    }
+
+    /// Lowers a module's items into `module`; returns the `mod` declarations to load.
+    pub fn lower_items(&mut self, items: Vec<syn::Item>, module: &mut IrModule) -> Vec<ModDecl> {
+        let mut mods = Vec::new();
+        for item in items {
+            self.lower_item(item, module, &mut mods);
+        }
+        module.fns.append(&mut self.nested_fns);
+        mods
+    }
+
+    fn lower_item(&mut self, mut item: syn::Item, module: &mut IrModule, mods: &mut Vec<ModDecl>) {
+        if let Some(attrs) = item_attrs_mut(&mut item) {
+            if !self.cfg.keep(attrs) {
+                return;
+            }
+        }
+        match item {
+            syn::Item::Fn(f) => {
+                if is_test_fn(&f.attrs) {
+                    return;
+                }
+                let lowered = self.lower_fn(&f.attrs, &f.sig, Some(&f.block), None);
+                module.fns.push(lowered);
+            }
+            syn::Item::Struct(s) => {
+                let fields = self.lower_fields(s.fields);
+                module.types.push(IrTypeItem {
+                    name: s.ident.to_string(),
+                    kind: IrItemKind::Struct { fields, generics: self.lower_generics(&s.generics) },
+                    pos: pos(s.ident.span()),
+                });
+            }
+            syn::Item::Enum(e) => module.types.push(IrTypeItem {
+                name: e.ident.to_string(),
+                kind: IrItemKind::Enum,
+                pos: pos(e.ident.span()),
+            }),
+            syn::Item::Union(u) => module.types.push(IrTypeItem {
+                name: u.ident.to_string(),
+                kind: IrItemKind::Union,
+                pos: pos(u.ident.span()),
+            }),
+            syn::Item::Type(t) => module.types.push(IrTypeItem {
+                name: t.ident.to_string(),
+                kind: IrItemKind::TypeAlias(lower_type(&t.ty)),
+                pos: pos(t.ident.span()),
+            }),
+            syn::Item::Trait(t) => {
+                let mut methods = Vec::new();
+                for mut ti in t.items {
+                    if let syn::TraitItem::Fn(f) = &mut ti {
+                        if !self.cfg.keep(&mut f.attrs) {
+                            continue;
+                        }
+                        methods.push(self.lower_fn(&f.attrs, &f.sig, f.default.as_ref(), None));
+                    }
+                }
+                let supertraits = t
+                    .supertraits
+                    .iter()
+                    .filter_map(|b| match b {
+                        syn::TypeParamBound::Trait(tb) => Some(lower_path(&tb.path, None)),
+                        _ => None,
+                    })
+                    .collect();
+                module.types.push(IrTypeItem {
+                    name: t.ident.to_string(),
+                    kind: IrItemKind::Trait { methods, supertraits },
+                    pos: pos(t.ident.span()),
+                });
+            }
+            syn::Item::Impl(imp) => {
+                let self_ty = lower_type(&imp.self_ty);
+                let mut fns = Vec::new();
+                let mut assoc_types = Vec::new();
+                for mut ii in imp.items {
+                    match &mut ii {
+                        syn::ImplItem::Fn(f) => {
+                            if !self.cfg.keep(&mut f.attrs) || is_test_fn(&f.attrs) {
+                                continue;
+                            }
+                            fns.push(self.lower_fn(&f.attrs, &f.sig, Some(&f.block), Some(&self_ty)));
+                        }
+                        syn::ImplItem::Type(t) => {
+                            if self.cfg.keep(&mut t.attrs) {
+                                assoc_types.push((t.ident.to_string(), lower_type(&t.ty)));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                module.impls.push(IrImpl {
+                    self_ty,
+                    trait_: imp.trait_.as_ref().map(|(_, p, _)| lower_path(p, None)),
+                    generics: self.lower_generics(&imp.generics),
+                    fns,
+                    assoc_types,
+                });
+            }
+            syn::Item::Use(u) => flatten_use(&u.tree, &mut Vec::new(), u.leading_colon.is_some(), &mut module.uses),
+            syn::Item::ExternCrate(e) => {
+                let name = e.ident.to_string();
+                let alias = e.rename.as_ref().map(|(_, i)| i.to_string());
+                module.extern_crates.push((name, alias));
+            }
+            syn::Item::ForeignMod(fm) => {
+                for mut fi in fm.items {
+                    if let syn::ForeignItem::Fn(f) = &mut fi {
+                        if !self.cfg.keep(&mut f.attrs) {
+                            continue;
+                        }
+                        module.foreign_fns.push(self.lower_fn(&f.attrs, &f.sig, None, None));
+                    }
+                }
+            }
+            syn::Item::Mod(m) => {
+                let name = m.ident.to_string();
+                let path_attr = m.attrs.iter().find(|a| a.path().is_ident("path")).and_then(|a| match &a.meta {
+                    syn::Meta::NameValue(nv) => match &nv.value {
+                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                module.children.push(name.clone());
+                mods.push(ModDecl { name, path_attr, inline: m.content.map(|(_, items)| items) });
+            }
+            syn::Item::Const(c) => module.values.push((c.ident.to_string(), lower_type(&c.ty))),
+            syn::Item::Static(s) => module.values.push((s.ident.to_string(), lower_type(&s.ty))),
+            syn::Item::Macro(m) => self.lower_item_macro(m, module, mods),
+            _ => {}
+        }
+    }
+
+    fn lower_item_macro(&mut self, m: syn::ItemMacro, module: &mut IrModule, mods: &mut Vec<ModDecl>) {
+        if m.mac.path.is_ident("macro_rules") {
+            if let Some(ident) = &m.ident {
+                let exported = m.attrs.iter().any(|a| a.path().is_ident("macro_export"));
+                let arms = macro_rules_transcribers(m.mac.tokens.clone())
+                    .into_iter()
+                    .map(|t| self.lenient_exprs(substitute_metavars(t, self.crate_name)))
+                    .collect();
+                module.macros.push(IrMacro { name: ident.to_string(), exported, arms });
+            }
+            return;
+        }
+        let last = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let items = if last == "cfg_if" {
+            self.cfg_if_items(m.mac.tokens.clone())
+        } else {
+            // The `cfg_rt! { pub mod x; }` idiom: a macro whose body is plain items. Items whose
+            // cfg the transcriber would add are included unconditionally (over-approximation).
+            syn::parse2::<syn::File>(m.mac.tokens.clone()).map(|f| f.items).unwrap_or_default()
+        };
+        if self.depth > MAX_DEPTH {
+            return;
+        }
+        self.depth += 1;
+        for item in items {
+            self.lower_item(item, module, mods);
+        }
+        self.depth -= 1;
+    }
+
+    /// `cfg_if! { if #[cfg(a)] { .. } else if #[cfg(b)] { .. } else { .. } }`: the first branch
+    /// whose predicate holds.
+    fn cfg_if_items(&self, tokens: TokenStream) -> Vec<syn::Item> {
+        let tts: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut i = 0;
+        while i < tts.len() {
+            let is_if = matches!(&tts[i], TokenTree::Ident(id) if id == "if");
+            if is_if {
+                // if # [cfg(..)] { .. }
+                let cond = match (tts.get(i + 1), tts.get(i + 2)) {
+                    (Some(TokenTree::Punct(p)), Some(TokenTree::Group(g))) if p.as_char() == '#' => {
+                        let attr_tokens = g.stream();
+                        syn::Attribute::parse_outer
+                            .parse2(quote::quote!(# [ #attr_tokens ]))
+                            .map(|attrs| self.cfg.enabled(&attrs))
+                            .unwrap_or(false)
+                    }
+                    _ => return Vec::new(),
+                };
+                let Some(TokenTree::Group(body)) = tts.get(i + 3) else { return Vec::new() };
+                if cond {
+                    return parse_items(body.stream());
+                }
+                i += 4;
+            } else if matches!(&tts[i], TokenTree::Ident(id) if id == "else") {
+                match tts.get(i + 1) {
+                    Some(TokenTree::Group(body)) if body.delimiter() == Delimiter::Brace => {
+                        return parse_items(body.stream());
+                    }
+                    _ => i += 1,
+                }
+            } else {
+                i += 1;
+            }
+        }
+        Vec::new()
+    }
+
+    fn lower_fields(&mut self, fields: syn::Fields) -> Vec<(String, IrType)> {
+        let mut out = Vec::new();
+        for (i, mut f) in fields.into_iter().enumerate() {
+            if !self.cfg.keep(&mut f.attrs) {
+                continue;
+            }
+            let name = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_else(|| i.to_string());
+            out.push((name, lower_type(&f.ty)));
+        }
+        out
+    }
+
+    fn lower_generics(&self, g: &syn::Generics) -> Vec<IrGeneric> {
+        let mut out: Vec<IrGeneric> = g
+            .type_params()
+            .map(|tp| IrGeneric {
+                name: tp.ident.to_string(),
+                bounds: tp.bounds.iter().filter_map(bound_path).collect(),
+            })
+            .collect();
+        if let Some(wc) = &g.where_clause {
+            for pred in &wc.predicates {
+                if let syn::WherePredicate::Type(pt) = pred {
+                    if let syn::Type::Path(tp) = &pt.bounded_ty {
+                        if let Some(id) = tp.path.get_ident() {
+                            let name = id.to_string();
+                            let bounds: Vec<IrPath> = pt.bounds.iter().filter_map(bound_path).collect();
+                            match out.iter_mut().find(|g| g.name == name) {
+                                Some(g) => g.bounds.extend(bounds),
+                                None => out.push(IrGeneric { name, bounds }),
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn lower_fn(
+        &mut self,
+        attrs: &[syn::Attribute],
+        sig: &syn::Signature,
+        body: Option<&syn::Block>,
+        self_ty: Option<&IrType>,
+    ) -> IrFn {
+        let mut params = Vec::new();
+        let mut has_self = false;
+        for input in &sig.inputs {
+            match input {
+                syn::FnArg::Receiver(_) => has_self = true,
+                syn::FnArg::Typed(pt) => {
+                    let name = match &*pt.pat {
+                        syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                        _ => None,
+                    };
+                    params.push((name, lower_type(&pt.ty)));
+                }
+            }
+        }
+        let mut generics = self.lower_generics(&sig.generics);
+        // `impl Trait` in argument position is an anonymous generic with those bounds.
+        for (i, (_, ty)) in params.iter_mut().enumerate() {
+            if let IrType::ImplTrait(bounds) = ty {
+                let name = format!("impl#{i}");
+                generics.push(IrGeneric { name: name.clone(), bounds: std::mem::take(bounds) });
+                *ty = IrType::Path(IrPath {
+                    leading_colon: false,
+                    segments: vec![IrSegment { name, generics: vec![] }],
+                    qself: None,
+                    qself_position: 0,
+                });
+            }
+        }
+        let ret = match &sig.output {
+            syn::ReturnType::Default => None,
+            syn::ReturnType::Type(_, t) => Some(lower_type(t)),
+        };
+        let runtime_entry = attrs.iter().any(|a| {
+            let segs: Vec<String> = a.path().segments.iter().map(|s| s.ident.to_string()).collect();
+            segs.len() == 2
+                && matches!(segs[0].as_str(), "tokio" | "actix_web" | "actix_rt" | "async_std" | "ntex")
+                && matches!(segs[1].as_str(), "main" | "test")
+        });
+        let body = body.map(|b| self.lower_block(b));
+        IrFn {
+            name: sig.ident.to_string(),
+            sig: IrSig {
+                is_async: sig.asyncness.is_some(),
+                has_self,
+                params,
+                self_ty: self_ty.cloned(),
+                ret,
+                generics,
+            },
+            body,
+            pos: pos(sig.ident.span()),
+            attrs: FnAttrs { runtime_entry, item_line: pos(sig.fn_token.span).line },
+        }
+    }
+
+    pub fn lower_block(&mut self, block: &syn::Block) -> IrBlock {
+        let mut stmts = Vec::with_capacity(block.stmts.len());
+        for stmt in &block.stmts {
+            if let Some(s) = self.lower_stmt(stmt) {
+                stmts.push(s);
+            }
+        }
+        IrBlock { stmts }
+    }
+
+    fn lower_stmt(&mut self, stmt: &syn::Stmt) -> Option<IrStmt> {
+        match stmt {
+            syn::Stmt::Local(local) => {
+                let mut attrs = local.attrs.clone();
+                if !self.cfg.keep(&mut attrs) {
+                    return None;
+                }
+                let (pat, ty) = match &local.pat {
+                    syn::Pat::Type(pt) => (lower_pat(&pt.pat), Some(lower_type(&pt.ty))),
+                    p => (lower_pat(p), None),
+                };
+                let init = local.init.as_ref().map(|i| self.lower_expr(&i.expr));
+                let diverge = local.init.as_ref().and_then(|i| i.diverge.as_ref()).map(|(_, e)| {
+                    IrBlock { stmts: vec![IrStmt::Expr(self.lower_expr(e))] }
+                });
+                Some(IrStmt::Let { pat, ty, init, diverge })
+            }
+            syn::Stmt::Item(item) => {
+                if let syn::Item::Fn(f) = item {
+                    let mut attrs = f.attrs.clone();
+                    if self.cfg.keep(&mut attrs) && !is_test_fn(&attrs) {
+                        let lowered = self.lower_fn(&attrs, &f.sig, Some(&f.block), None);
+                        self.nested_fns.push(lowered);
+                    }
+                }
+                Some(IrStmt::Item)
+            }
+            syn::Stmt::Expr(e, _) => {
+                if let Some(attrs) = expr_attrs(e) {
+                    let mut attrs = attrs.to_vec();
+                    if !self.cfg.keep(&mut attrs) {
+                        return None;
+                    }
+                }
+                Some(IrStmt::Expr(self.lower_expr(e)))
+            }
+            syn::Stmt::Macro(m) => {
+                let mut attrs = m.attrs.clone();
+                if !self.cfg.keep(&mut attrs) {
+                    return None;
+                }
+                Some(IrStmt::Expr(self.lower_macro(&m.mac)))
+            }
+        }
+    }
+
+    fn lower_macro(&mut self, mac: &syn::Macro) -> IrExpr {
+        let path = lower_path(&mac.path, None);
+        let exprs = self.lenient_exprs(mac.tokens.clone());
+        IrExpr::Macro { path, exprs, pos: pos(mac.path.span()) }
+    }
+
+    fn lower_boxed(&mut self, e: &syn::Expr) -> Box<IrExpr> {
+        Box::new(self.lower_expr(e))
+    }
+
+    pub fn lower_expr(&mut self, e: &syn::Expr) -> IrExpr {
+        if self.depth > MAX_DEPTH {
+            return IrExpr::Other(Vec::new());
+        }
+        self.depth += 1;
+        let out = self.lower_expr_inner(e);
+        self.depth -= 1;
+        out
+    }
+
+    fn lower_expr_inner(&mut self, e: &syn::Expr) -> IrExpr {
+        use syn::Expr as E;
+        match e {
+            E::Call(c) => IrExpr::Call {
+                pos: pos(c.func.span()),
+                func: self.lower_boxed(&c.func),
+                args: c.args.iter().map(|a| self.lower_expr(a)).collect(),
+            },
+            E::MethodCall(m) => IrExpr::MethodCall {
+                receiver: self.lower_boxed(&m.receiver),
+                method: m.method.to_string(),
+                args: m.args.iter().map(|a| self.lower_expr(a)).collect(),
+                pos: pos(m.method.span()),
+            },
+            E::Path(p) => IrExpr::Path(lower_path(&p.path, p.qself.as_ref()), pos(p.span())),
+            E::Field(f) => {
+                let name = match &f.member {
+                    syn::Member::Named(i) => i.to_string(),
+                    syn::Member::Unnamed(idx) => idx.index.to_string(),
+                };
+                IrExpr::Field(self.lower_boxed(&f.base), name)
+            }
+            E::Reference(r) => IrExpr::Ref(self.lower_boxed(&r.expr)),
+            E::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => IrExpr::Deref(self.lower_boxed(&u.expr)),
+            E::Try(t) => IrExpr::Try(self.lower_boxed(&t.expr)),
+            E::Await(a) => IrExpr::Await(self.lower_boxed(&a.base)),
+            E::Paren(p) => self.lower_expr(&p.expr),
+            E::Group(g) => self.lower_expr(&g.expr),
+            E::Closure(c) => IrExpr::Closure {
+                is_async: c.asyncness.is_some(),
+                params: c
+                    .inputs
+                    .iter()
+                    .map(|p| match p {
+                        syn::Pat::Type(pt) => (lower_pat(&pt.pat), Some(lower_type(&pt.ty))),
+                        other => (lower_pat(other), None),
+                    })
+                    .collect(),
+                body: self.lower_boxed(&c.body),
+                pos: pos(c.or1_token.span),
+            },
+            E::Async(a) => IrExpr::Async { body: self.lower_block(&a.block), pos: pos(a.async_token.span) },
+            E::Block(b) => IrExpr::Block(self.lower_block(&b.block)),
+            E::Unsafe(u) => IrExpr::Block(self.lower_block(&u.block)),
+            E::TryBlock(t) => IrExpr::Block(self.lower_block(&t.block)),
+            E::Const(c) => IrExpr::Block(self.lower_block(&c.block)),
+            E::If(i) => IrExpr::If {
+                cond: self.lower_boxed(&i.cond),
+                then: self.lower_block(&i.then_branch),
+                otherwise: i.else_branch.as_ref().map(|(_, e)| self.lower_boxed(e)),
+            },
+            E::Let(l) => IrExpr::Let(lower_pat(&l.pat), self.lower_boxed(&l.expr)),
+            E::Match(m) => IrExpr::Match {
+                scrutinee: self.lower_boxed(&m.expr),
+                arms: m
+                    .arms
+                    .iter()
+                    .map(|arm| {
+                        let mut body = vec![];
+                        if let Some((_, g)) = &arm.guard {
+                            body.push(self.lower_expr(g));
+                        }
+                        body.push(self.lower_expr(&arm.body));
+                        let body = if body.len() == 1 { body.pop().unwrap() } else { IrExpr::Other(body) };
+                        (lower_pat(&arm.pat), body)
+                    })
+                    .collect(),
+            },
+            E::ForLoop(f) => IrExpr::For {
+                pat: lower_pat(&f.pat),
+                iter: self.lower_boxed(&f.expr),
+                body: self.lower_block(&f.body),
+            },
+            E::While(w) => IrExpr::Other(vec![self.lower_expr(&w.cond), IrExpr::Block(self.lower_block(&w.body))]),
+            E::Loop(l) => IrExpr::Block(self.lower_block(&l.body)),
+            E::Struct(s) => {
+                let mut fields: Vec<IrExpr> = s.fields.iter().map(|f| self.lower_expr(&f.expr)).collect();
+                if let Some(r) = &s.rest {
+                    fields.push(self.lower_expr(r));
+                }
+                IrExpr::StructLit(lower_path(&s.path, s.qself.as_ref()), fields)
+            }
+            E::Cast(c) => IrExpr::Cast(self.lower_boxed(&c.expr), lower_type(&c.ty)),
+            E::Lit(l) if matches!(l.lit, syn::Lit::Str(_)) => IrExpr::Str,
+            E::Macro(m) => self.lower_macro(&m.mac),
+            other => {
+                let mut collector = ChildCollector { lowerer: self, out: Vec::new() };
+                syn::visit::visit_expr(&mut collector, other);
+                IrExpr::Other(collector.out)
+            }
+        }
+    }
+
+    /// Parses macro tokens as expressions as far as they go: a comma list, then statements, then
+    /// chunks split at `,`, `;` and `=>`, recursing into groups that do not parse.
+    pub fn lenient_exprs(&mut self, tokens: TokenStream) -> Vec<IrExpr> {
+        if self.depth > MAX_DEPTH {
+            return Vec::new();
+        }
+        self.depth += 1;
+        let out = self.lenient_inner(tokens);
+        self.depth -= 1;
+        out
+    }
+
+    fn lenient_inner(&mut self, tokens: TokenStream) -> Vec<IrExpr> {
+        if tokens.is_empty() {
+            return Vec::new();
+        }
+        if let Ok(list) = Punctuated::<syn::Expr, Token![,]>::parse_terminated.parse2(tokens.clone()) {
+            return list.iter().map(|e| self.lower_expr(e)).collect();
+        }
+        if let Ok(stmts) = syn::Block::parse_within.parse2(tokens.clone()) {
+            let block = syn::Block { brace_token: Default::default(), stmts };
+            return vec![IrExpr::Block(self.lower_block(&block))];
+        }
+        let mut out = Vec::new();
+        for chunk in split_top_level(tokens) {
+            if let Ok(e) = syn::parse2::<syn::Expr>(chunk.clone()) {
+                out.push(self.lower_expr(&e));
+                continue;
+            }
+            for tt in chunk {
+                if let TokenTree::Group(g) = tt {
+                    out.extend(self.lenient_exprs(g.stream()));
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Lowers the direct sub-expressions of an expression kind we do not model.
+struct ChildCollector<'l, 'a> {
+    lowerer: &'l mut Lowerer<'a>,
+    out: Vec<IrExpr>,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for ChildCollector<'_, '_> {
+    fn visit_expr(&mut self, e: &'ast syn::Expr) {
+        let lowered = self.lowerer.lower_expr(e);
+        self.out.push(lowered);
+    }
+    fn visit_block(&mut self, b: &'ast syn::Block) {
+        let lowered = self.lowerer.lower_block(b);
+        self.out.push(IrExpr::Block(lowered));
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        let lowered = self.lowerer.lower_macro(m);
+        self.out.push(lowered);
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+fn split_top_level(tokens: TokenStream) -> Vec<TokenStream> {
+    let mut chunks = Vec::new();
+    let mut current: Vec<TokenTree> = Vec::new();
+    let mut tts = tokens.into_iter().peekable();
+    while let Some(tt) = tts.next() {
+        let split = match &tt {
+            TokenTree::Punct(p) if p.as_char() == ',' || p.as_char() == ';' => true,
+            TokenTree::Punct(p) if p.as_char() == '=' && p.spacing() == Spacing::Joint => {
+                if matches!(tts.peek(), Some(TokenTree::Punct(n)) if n.as_char() == '>') {
+                    tts.next();
+                    true
+                } else {
+                    false
+                }
+            }
+            _ => false,
+        };
+        if split {
+            if !current.is_empty() {
+                chunks.push(current.drain(..).collect());
+            }
+        } else {
+            current.push(tt);
+        }
+    }
+    if !current.is_empty() {
+        chunks.push(current.into_iter().collect());
+    }
+    chunks
+}
+
+fn parse_items(tokens: TokenStream) -> Vec<syn::Item> {
+    syn::parse2::<syn::File>(tokens).map(|f| f.items).unwrap_or_default()
+}
+
+/// The transcriber token streams of a `macro_rules!` body: `(matcher) => { transcriber };`.
+fn macro_rules_transcribers(tokens: TokenStream) -> Vec<TokenStream> {
+    let tts: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i + 3 < tts.len() + 1 {
+        match (tts.get(i), tts.get(i + 1), tts.get(i + 2), tts.get(i + 3)) {
+            (Some(TokenTree::Group(_)), Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), Some(TokenTree::Group(t)))
+                if a.as_char() == '=' && b.as_char() == '>' =>
+            {
+                out.push(t.stream());
+                i += 4;
+            }
+            _ => i += 1,
+        }
+    }
+    out
+}
+
+/// Replaces `$name` with a placeholder identifier, `$crate` with `::crate_name`, and unwraps
+/// `$( .. ) sep? *` repetitions, so a transcriber parses as ordinary Rust.
+fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
+    let mut out: Vec<TokenTree> = Vec::new();
+    let mut tts = tokens.into_iter().peekable();
+    while let Some(tt) = tts.next() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == '$' => match tts.next() {
+                Some(TokenTree::Ident(id)) if id == "crate" => {
+                    let krate = proc_macro2::Ident::new(crate_name, id.span());
+                    out.extend(quote::quote!(::#krate));
+                }
+                Some(TokenTree::Ident(id)) => {
+                    out.push(TokenTree::Ident(proc_macro2::Ident::new("__nb_meta", id.span())));
+                }
+                Some(TokenTree::Group(g)) => {
+                    out.extend(substitute_metavars(g.stream(), crate_name));
+                    // An optional separator, then the repetition operator.
+                    if let Some(TokenTree::Punct(op)) = tts.peek() {
+                        if matches!(op.as_char(), '*' | '+' | '?') {
+                            tts.next();
+                        } else {
+                            let sep = tts.next();
+                            if let Some(TokenTree::Punct(op2)) = tts.peek() {
+                                if matches!(op2.as_char(), '*' | '+' | '?') {
+                                    tts.next();
+                                }
+                            } else if let Some(s) = sep {
+                                out.push(s);
+                            }
+                        }
+                    }
+                }
+                Some(other) => out.push(other),
+                None => {}
+            },
+            TokenTree::Group(g) => {
+                let mut ng = proc_macro2::Group::new(g.delimiter(), substitute_metavars(g.stream(), crate_name));
+                ng.set_span(g.span());
+                out.push(TokenTree::Group(ng));
+            }
+            other => out.push(other),
+        }
+    }
+    out.into_iter().collect()
+}
+
+fn bound_path(b: &syn::TypeParamBound) -> Option<IrPath> {
+    match b {
+        syn::TypeParamBound::Trait(tb) => Some(lower_path(&tb.path, None)),
+        _ => None,
+    }
+}
+
+pub fn lower_path(p: &syn::Path, qself: Option<&syn::QSelf>) -> IrPath {
+    IrPath {
+        leading_colon: p.leading_colon.is_some(),
+        segments: p
+            .segments
+            .iter()
+            .map(|s| IrSegment {
+                name: s.ident.to_string(),
+                generics: match &s.arguments {
+                    syn::PathArguments::AngleBracketed(ab) => ab
+                        .args
+                        .iter()
+                        .filter_map(|a| match a {
+                            syn::GenericArgument::Type(t) => Some(lower_type(t)),
+                            _ => None,
+                        })
+                        .collect(),
+                    _ => Vec::new(),
+                },
+            })
+            .collect(),
+        qself: qself.map(|q| Box::new(lower_type(&q.ty))),
+        qself_position: qself.map(|q| q.position).unwrap_or(0),
+    }
+}
+
+pub fn lower_type(t: &syn::Type) -> IrType {
+    match t {
+        syn::Type::Path(tp) => IrType::Path(lower_path(&tp.path, tp.qself.as_ref())),
+        syn::Type::Reference(r) => IrType::Ref(Box::new(lower_type(&r.elem))),
+        syn::Type::Ptr(p) => IrType::Ptr(Box::new(lower_type(&p.elem))),
+        syn::Type::Slice(s) => IrType::Slice(Box::new(lower_type(&s.elem))),
+        syn::Type::Array(a) => IrType::Array(Box::new(lower_type(&a.elem))),
+        syn::Type::Tuple(t) => IrType::Tuple(t.elems.iter().map(lower_type).collect()),
+        syn::Type::Paren(p) => lower_type(&p.elem),
+        syn::Type::Group(g) => lower_type(&g.elem),
+        syn::Type::ImplTrait(it) => IrType::ImplTrait(it.bounds.iter().filter_map(bound_path).collect()),
+        syn::Type::TraitObject(to) => IrType::DynTrait(to.bounds.iter().filter_map(bound_path).collect()),
+        syn::Type::BareFn(_) => IrType::FnPtr,
+        syn::Type::Never(_) => IrType::Never,
+        syn::Type::Infer(_) => IrType::Infer,
+        _ => IrType::Other,
+    }
+}
+
+pub fn lower_pat(p: &syn::Pat) -> IrPat {
+    let mut pat = IrPat::default();
+    match p {
+        syn::Pat::Ident(pi) if pi.subpat.is_none() => pat.ident = Some(pi.ident.to_string()),
+        syn::Pat::Type(pt) => return lower_pat(&pt.pat),
+        syn::Pat::Reference(r) => return lower_pat(&r.pat),
+        syn::Pat::Paren(pp) => return lower_pat(&pp.pat),
+        syn::Pat::TupleStruct(ts)
+            if ts.elems.len() == 1
+                && ts.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "Ok" | "Some")) =>
+        {
+            let inner = lower_pat(&ts.elems[0]);
+            pat.unwrap_ident = inner.ident;
+            pat.others = inner.others;
+            if let Some(u) = inner.unwrap_ident {
+                pat.others.push(u);
+            }
+        }
+        other => collect_bindings(other, &mut pat.others),
+    }
+    pat
+}
+
+fn collect_bindings(p: &syn::Pat, out: &mut Vec<String>) {
+    struct Names<'o>(&'o mut Vec<String>);
+    impl<'ast> syn::visit::Visit<'ast> for Names<'_> {
+        fn visit_pat_ident(&mut self, pi: &'ast syn::PatIdent) {
+            self.0.push(pi.ident.to_string());
+            syn::visit::visit_pat_ident(self, pi);
+        }
+    }
+    syn::visit::Visit::visit_pat(&mut Names(out), p);
+}
+
+fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, leading: bool, out: &mut Vec<IrUse>) {
+    match tree {
+        syn::UseTree::Path(p) => {
+            prefix.push(p.ident.to_string());
+            flatten_use(&p.tree, prefix, leading, out);
+            prefix.pop();
+        }
+        syn::UseTree::Name(n) => {
+            let mut path = prefix.clone();
+            path.push(n.ident.to_string());
+            out.push(IrUse { path, leading_colon: leading, alias: None, glob: false });
+        }
+        syn::UseTree::Rename(r) => {
+            let mut path = prefix.clone();
+            path.push(r.ident.to_string());
+            out.push(IrUse { path, leading_colon: leading, alias: Some(r.rename.to_string()), glob: false });
+        }
+        syn::UseTree::Glob(_) => {
+            out.push(IrUse { path: prefix.clone(), leading_colon: leading, alias: None, glob: true });
+        }
+        syn::UseTree::Group(g) => {
+            for t in &g.items {
+                flatten_use(t, prefix, leading, out);
+            }
+        }
+    }
+}
+
+fn is_test_fn(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        let p = a.path();
+        p.is_ident("test")
+            || p.is_ident("bench")
+            || (p.segments.len() == 2 && p.segments[1].ident == "test" && p.segments[0].ident != "core")
+    })
+}
+
+fn item_attrs_mut(item: &mut syn::Item) -> Option<&mut Vec<syn::Attribute>> {
+    use syn::Item as I;
+    Some(match item {
+        I::Const(i) => &mut i.attrs,
+        I::Enum(i) => &mut i.attrs,
+        I::ExternCrate(i) => &mut i.attrs,
+        I::Fn(i) => &mut i.attrs,
+        I::ForeignMod(i) => &mut i.attrs,
+        I::Impl(i) => &mut i.attrs,
+        I::Macro(i) => &mut i.attrs,
+        I::Mod(i) => &mut i.attrs,
+        I::Static(i) => &mut i.attrs,
+        I::Struct(i) => &mut i.attrs,
+        I::Trait(i) => &mut i.attrs,
+        I::TraitAlias(i) => &mut i.attrs,
+        I::Type(i) => &mut i.attrs,
+        I::Union(i) => &mut i.attrs,
+        I::Use(i) => &mut i.attrs,
+        _ => return None,
+    })
+}
+
+fn expr_attrs(e: &syn::Expr) -> Option<&[syn::Attribute]> {
+    use syn::Expr as E;
+    Some(match e {
+        E::Call(x) => &x.attrs,
+        E::MethodCall(x) => &x.attrs,
+        E::Block(x) => &x.attrs,
+        E::If(x) => &x.attrs,
+        E::Match(x) => &x.attrs,
+        E::Macro(x) => &x.attrs,
+        E::Unsafe(x) => &x.attrs,
+        E::ForLoop(x) => &x.attrs,
+        E::Assign(x) => &x.attrs,
+        _ => return None,
+    })
+}
+
+/// Visibility is not used for resolution (a private path the code could not write never appears),
+/// but `pub use` chains are followed regardless; kept here for future lints.
+#[allow(dead_code)]
+fn is_public(v: &Visibility) -> bool {
+    !matches!(v, Visibility::Inherited)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lower(src: &str) -> IrModule {
+        let cfg = CfgSet::parse_rustc_output("unix\ntarget_os=\"linux\"\n");
+        let file = syn::parse_file(src).unwrap();
+        let mut m = IrModule::default();
+        Lowerer::new(&cfg, "demo").lower_items(file.items, &mut m);
+        m
+    }
+
+    fn count_calls(e: &IrExpr) -> usize {
+        match e {
+            IrExpr::Call { args, func, .. } => 1 + count_calls(func) + args.iter().map(count_calls).sum::<usize>(),
+            IrExpr::MethodCall { receiver, args, .. } => {
+                1 + count_calls(receiver) + args.iter().map(count_calls).sum::<usize>()
+            }
+            IrExpr::Macro { exprs, .. } | IrExpr::Other(exprs) => exprs.iter().map(count_calls).sum(),
+            IrExpr::Block(b) | IrExpr::Async { body: b, .. } => b
+                .stmts
+                .iter()
+                .map(|s| match s {
+                    IrStmt::Expr(e) => count_calls(e),
+                    IrStmt::Let { init: Some(e), .. } => count_calls(e),
+                    _ => 0,
+                })
+                .sum(),
+            IrExpr::Closure { body, .. } => count_calls(body),
+            IrExpr::Await(e) | IrExpr::Try(e) | IrExpr::Ref(e) => count_calls(e),
+            _ => 0,
+        }
+    }
+
+    #[test]
+    fn cfg_disabled_items_and_test_fns_are_dropped() {
+        let m = lower("#[cfg(windows)] fn a() {} fn b() {} #[test] fn c() {} #[cfg(test)] mod tests {}");
+        let names: Vec<_> = m.fns.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["b"]);
+        assert!(m.children.is_empty());
+    }
+
+    #[test]
+    fn calls_inside_select_and_format_macros_are_lowered() {
+        let m = lower(
+            "async fn f() { tokio::select! { r = a() => { b(std::fs::read(\"x\")) } } \
+             println!(\"{}\", c()); }",
+        );
+        let body = m.fns[0].body.as_ref().unwrap();
+        let calls: usize = body.stmts.iter().map(|s| if let IrStmt::Expr(e) = s { count_calls(e) } else { 0 }).sum();
+        assert_eq!(calls, 4, "a(), b(..), std::fs::read(..), c()");
+    }
+
+    #[test]
+    fn cfg_if_picks_the_first_true_branch() {
+        let m = lower("cfg_if::cfg_if! { if #[cfg(windows)] { fn w() {} } else if #[cfg(unix)] { fn u() {} } else { fn o() {} } }");
+        let names: Vec<_> = m.fns.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["u"]);
+    }
+
+    #[test]
+    fn macro_rules_transcribers_parse_with_metavariables() {
+        let m = lower("macro_rules! load { ($p:expr) => { $crate::cfg::read($p) }; () => { std::thread::sleep(d()) } }");
+        assert_eq!(m.macros.len(), 1);
+        assert_eq!(m.macros[0].arms.len(), 2);
+        let IrExpr::Block(b) = &m.macros[0].arms[0][0] else { panic!("expected block: {:?}", m.macros[0].arms[0]) };
+        let IrStmt::Expr(IrExpr::Call { func, .. }) = &b.stmts[0] else { panic!() };
+        let IrExpr::Path(p, _) = &**func else { panic!() };
+        assert_eq!(p.display(), "::demo::cfg::read");
+    }
+
+    #[test]
+    fn use_trees_flatten_with_aliases_and_globs() {
+        let m = lower("use std::{fs::{self, read as r}, io::*};");
+        let flat: Vec<_> = m.uses.iter().map(|u| (u.path.join("::"), u.alias.clone(), u.glob)).collect();
+        assert_eq!(
+            flat,
+            [
+                ("std::fs::self".to_string(), None, false),
+                ("std::fs::read".to_string(), Some("r".to_string()), false),
+                ("std::io".to_string(), None, true)
+            ]
+        );
+    }
+}

@@ -1,0 +1,18 @@
+//! What a run analyses and how: the CLI's selection flags as plain data.
+
+use std::path::PathBuf;
+
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    pub manifest_path: Option<PathBuf>,
+    /// `-p/--package`: report roots only from these members (everything is still analysed).
+    pub packages: Vec<String>,
+    pub exclude: Vec<String>,
+    pub features: Vec<String>,
+    pub all_features: bool,
+    pub no_default_features: bool,
+    pub target: Option<String>,
+    pub offline: bool,
+    pub locked: bool,
+    pub frozen: bool,
+}

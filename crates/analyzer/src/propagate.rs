@@ -1,0 +1,162 @@
+//! Stage 5, *propagate*: each function's summary — the blocking APIs it may reach, each with its
+//! best witness — computed to a fixpoint, then one finding per (root call site, API).
+//!
+//! "Best" is the order (path length, then confidence, then the first step's position and callee):
+//! a total order, so the result does not depend on iteration order, and a strictly improving
+//! update cannot repeat, so recursion and mutual recursion terminate. The worklist is a
+//! `BTreeSet` popped in id order: the computation is sequential and deterministic.
+
+use std::cmp::Ordering;
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::graph::{ApiKey, CallGraph, Effect, RootKind};
+use crate::index::FnId;
+use crate::ir::Pos;
+use crate::resolve::Confidence;
+
+/// The first step of a witness: the call in this function and what it calls.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Next {
+    Api,
+    Fn(FnId),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Witness {
+    pub len: u32,
+    pub confidence: Confidence,
+    pub pos: Pos,
+    pub next: Next,
+}
+
+impl Witness {
+    fn key(&self) -> (u32, std::cmp::Reverse<Confidence>, Pos, &Next) {
+        (self.len, std::cmp::Reverse(self.confidence), self.pos, &self.next)
+    }
+    fn better_than(&self, other: &Witness) -> bool {
+        self.key().cmp(&other.key()) == Ordering::Less
+    }
+}
+
+pub type Summary = BTreeMap<ApiKey, Witness>;
+
+/// A path step for reporting: the function the call is written in, where, and what it calls.
+#[derive(Clone, Debug)]
+pub struct RawStep {
+    pub function: FnId,
+    pub pos: Pos,
+    pub callee: Next,
+}
+
+#[derive(Clone, Debug)]
+pub struct RawFinding {
+    pub body: usize,
+    pub root: RootKind,
+    pub api: ApiKey,
+    pub confidence: Confidence,
+    /// `steps[0]` is the call in the root body; the last step's callee is the API.
+    pub steps: Vec<RawStep>,
+}
+
+pub fn summaries(graph: &CallGraph, fn_count: usize) -> Vec<Summary> {
+    let mut summary: Vec<Summary> = vec![BTreeMap::new(); fn_count];
+    // Reverse edges of Fn bodies: callee → (caller, call position, edge confidence).
+    let mut callers: Vec<Vec<(FnId, Pos, Confidence)>> = vec![Vec::new(); fn_count];
+    let mut work = BTreeSet::new();
+    for (f, body) in graph.fn_body.iter().enumerate() {
+        let Some(b) = body else { continue };
+        for call in &graph.bodies[*b].calls {
+            for e in &call.effects {
+                match e {
+                    Effect::Api { api, confidence } => {
+                        let w = Witness { len: 1, confidence: *confidence, pos: call.pos, next: Next::Api };
+                        update(&mut summary[f], api, w);
+                        work.insert(f);
+                    }
+                    Effect::Edge { callee, confidence } => callers[*callee].push((f, call.pos, *confidence)),
+                }
+            }
+        }
+    }
+    while let Some(g) = work.pop_first() {
+        let entries: Vec<(ApiKey, Witness)> = summary[g].iter().map(|(k, w)| (k.clone(), w.clone())).collect();
+        for &(f, pos, conf) in &callers[g] {
+            let mut changed = false;
+            for (api, w) in &entries {
+                let cand = Witness { len: w.len + 1, confidence: conf.min(w.confidence), pos, next: Next::Fn(g) };
+                changed |= update(&mut summary[f], api, cand);
+            }
+            if changed {
+                work.insert(f);
+            }
+        }
+    }
+    summary
+}
+
+fn update(s: &mut Summary, api: &ApiKey, cand: Witness) -> bool {
+    match s.get(api) {
+        Some(cur) if !cand.better_than(cur) => false,
+        _ => {
+            s.insert(api.clone(), cand);
+            true
+        }
+    }
+}
+
+/// One finding per (root body, call site, API), with its best path.
+pub fn findings(graph: &CallGraph, summary: &[Summary]) -> Vec<RawFinding> {
+    let mut out = Vec::new();
+    for (bi, body) in graph.bodies.iter().enumerate() {
+        let Some(root) = body.root else { continue };
+        let mut best: BTreeMap<(Pos, ApiKey), Witness> = BTreeMap::new();
+        for call in &body.calls {
+            for e in &call.effects {
+                let cands: Vec<(ApiKey, Witness)> = match e {
+                    Effect::Api { api, confidence } => {
+                        vec![(api.clone(), Witness { len: 1, confidence: *confidence, pos: call.pos, next: Next::Api })]
+                    }
+                    Effect::Edge { callee, confidence } => summary[*callee]
+                        .iter()
+                        .map(|(api, w)| {
+                            let cand = Witness {
+                                len: w.len + 1,
+                                confidence: confidence.min(&w.confidence).to_owned(),
+                                pos: call.pos,
+                                next: Next::Fn(*callee),
+                            };
+                            (api.clone(), cand)
+                        })
+                        .collect(),
+                };
+                for (api, w) in cands {
+                    let key = (call.pos, api);
+                    match best.get(&key) {
+                        Some(cur) if !w.better_than(cur) => {}
+                        _ => {
+                            best.insert(key, w);
+                        }
+                    }
+                }
+            }
+        }
+        for ((_, api), w) in best {
+            let steps = witness_path(body.owner, &w, &api, summary);
+            out.push(RawFinding { body: bi, root, api, confidence: w.confidence, steps });
+        }
+    }
+    out
+}
+
+fn witness_path(root_fn: FnId, first: &Witness, api: &ApiKey, summary: &[Summary]) -> Vec<RawStep> {
+    let mut steps = vec![RawStep { function: root_fn, pos: first.pos, callee: first.next.clone() }];
+    let mut next = first.next.clone();
+    // Each witness's successor has a strictly shorter length, so this walk is bounded by `len`.
+    for _ in 0..first.len {
+        let Next::Fn(f) = next else { break };
+        let Some(w) = summary[f].get(api) else { break };
+        steps.push(RawStep { function: f, pos: w.pos, callee: w.next.clone() });
+        next = w.next.clone();
+    }
+    steps
+}

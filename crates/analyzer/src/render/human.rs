@@ -1,0 +1,126 @@
+//! rustc-style diagnostics through annotate-snippets: the primary span on the call written in
+//! the async context, one `note:` per further step of the path, `help:` with the alternative.
+
+use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
+
+use super::SourceProvider;
+use crate::report::{Finding, Report};
+
+pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> String {
+    let renderer = if styled { Renderer::styled() } else { Renderer::plain() };
+    let mut out = String::new();
+    for f in &report.findings {
+        out.push_str(&render_finding(f, sources, &renderer));
+        out.push_str("\n\n");
+    }
+    for e in &report.errors {
+        let location = match (&e.file, &e.package) {
+            (Some(file), _) => format!("{file}: "),
+            (None, Some(p)) => format!("package {p}: "),
+            _ => String::new(),
+        };
+        let title = format!("{} ({}): {location}{}", "analysis incomplete", e.kind, e.message);
+        let group = [Group::with_title(Level::WARNING.primary_title(title))];
+        out.push_str(&renderer.render(&group));
+        out.push('\n');
+    }
+    out.push_str(&summary_line(report));
+    out.push('\n');
+    out
+}
+
+/// `nonblock: 3 findings (2 errors, 1 warning) in 4 async contexts; 12 packages, 80 files analysed`.
+pub fn summary_line(report: &Report) -> String {
+    let errors = report.findings.iter().filter(|f| f.severity == "error").count();
+    let warnings = report.findings.len() - errors;
+    let s = &report.stats;
+    let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("{n} {one}") } else { format!("{n} {many}") };
+    let mut line = format!(
+        "nonblock: {} ({}, {}); {} and {} analysed",
+        plural(report.findings.len(), "finding", "findings"),
+        plural(errors, "error", "errors"),
+        plural(warnings, "warning", "warnings"),
+        plural(s.packages, "package", "packages"),
+        plural(s.files, "file", "files"),
+    );
+    if !report.errors.is_empty() {
+        line.push_str(&format!(", {} not fully analysed", plural(report.errors.len(), "problem", "problems")));
+    }
+    line
+}
+
+fn render_finding(f: &Finding, sources: &dyn SourceProvider, renderer: &Renderer) -> String {
+    let level = if f.severity == "error" { Level::ERROR } else { Level::WARNING };
+    let first = &f.path[0];
+    let title = format!("{}: `{}` reached from {} `{}`", f.name, f.api, f.root.kind, f.root.function);
+    let label = if f.path.len() == 1 {
+        "blocking call".to_string()
+    } else {
+        format!("reaches `{}` in {} steps", f.api, f.path.len())
+    };
+    let source = sources.source(&first.file).and_then(|text| text.lines().nth(first.line as usize - 1).map(str::to_string));
+    let mut group = Group::with_title(level.primary_title(title).id(f.rule.clone()));
+    match &source {
+        Some(line_text) => {
+            let span = callee_span(line_text, first.column);
+            group = group.element(
+                Snippet::source(line_text.as_str())
+                    .line_start(first.line as usize)
+                    .path(first.file.as_str())
+                    .annotation(AnnotationKind::Primary.span(span).label(label)),
+            );
+        }
+        None => {
+            group = group.element(Level::NOTE.message(format!("at {}:{}:{}", first.file, first.line, first.column)));
+        }
+    }
+    for step in &f.path[1..] {
+        group = group.element(Level::NOTE.message(format!(
+            "via {} ({}:{}) calls {}",
+            step.function, step.file, step.line, step.callee
+        )));
+    }
+    if f.confidence != "high" {
+        group = group.element(Level::NOTE.message(format!("confidence: {}", f.confidence)));
+    }
+    group = group.element(Level::HELP.message(f.help.clone()));
+    let groups: [Group; 1] = [group];
+    renderer.render(&groups)
+}
+
+/// The byte range of the callee written at `column` (1-based, in characters): a path such as
+/// `std::fs::read` or a method name.
+fn callee_span(line: &str, column: u32) -> std::ops::Range<usize> {
+    let start = line.char_indices().nth(column.saturating_sub(1) as usize).map(|(i, _)| i).unwrap_or(0);
+    let rest = &line[start..];
+    let mut end = 0;
+    let bytes = rest.as_bytes();
+    while end < bytes.len() {
+        let c = bytes[end];
+        if c.is_ascii_alphanumeric() || c == b'_' {
+            end += 1;
+        } else if rest[end..].starts_with("::") {
+            end += 2;
+        } else {
+            break;
+        }
+    }
+    let end = if end == 0 { rest.chars().next().map(char::len_utf8).unwrap_or(0) } else { end };
+    start..start + end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn callee_span_covers_the_whole_path_or_method_name() {
+        let line = "    let x = std::fs::read(p)?;";
+        let r = callee_span(line, 13);
+        assert_eq!(&line[r], "std::fs::read");
+        let m = "    file.sync_all()?;";
+        assert_eq!(&m[callee_span(m, 10)], "sync_all");
+        let u = "    é.lock()";
+        assert_eq!(&u[callee_span(u, 7)], "lock");
+    }
+}

@@ -1,0 +1,28 @@
+//! Renderers: each is a function from the same [`Report`](crate::Report) to text.
+
+pub mod human;
+
+/// The output formats of the CLI (`--format`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    Human,
+    Json,
+}
+
+/// Reads the source text of a reported file (workspace-relative or absolute path), for snippets.
+pub trait SourceProvider {
+    fn source(&self, file: &str) -> Option<String>;
+}
+
+/// Reads files from disk, resolving workspace-relative paths against the workspace root.
+pub struct DiskSources {
+    pub workspace_root: std::path::PathBuf,
+}
+
+impl SourceProvider for DiskSources {
+    fn source(&self, file: &str) -> Option<String> {
+        let p = std::path::Path::new(file);
+        let full = if p.is_absolute() { p.to_path_buf() } else { self.workspace_root.join(p) };
+        std::fs::read_to_string(full).ok()
+    }
+}

@@ -1,0 +1,898 @@
+//! Stage 3b, *resolve*: every function body → its call sites, each resolved to the functions or
+//! external APIs it may call, with local type inference for method receivers.
+//!
+//! Types are inferred locally only: parameter and `let` annotations, constructor and function
+//! return types, struct field types, `self` in impls, `?`/`unwrap` on Result/Option, `&`, `Box`,
+//! `Arc` and other derefs. Where the receiver's type stays unknown the call is recorded as
+//! unresolved with the reason, and only rules that opt into method-name fallback can match it.
+//!
+//! Async blocks and async closures become bodies of their own (they run when polled, as async
+//! contexts); sync closures passed as call arguments are kept with the call so the graph can drop
+//! them at offload boundaries; other sync closures are inlined into the enclosing body.
+
+use std::collections::BTreeMap;
+
+use rayon::prelude::*;
+
+use crate::index::{FnId, FnOwner, Index, ModId, Res, TypeKind};
+use crate::ir::*;
+use crate::rules::RuleDb;
+use crate::ty::{external_return, is_identity_method, is_unwrap_method, TraitRef, Ty, TyCon};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Confidence {
+    Low,
+    Medium,
+    High,
+}
+
+impl Confidence {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confidence::High => "high",
+            Confidence::Medium => "medium",
+            Confidence::Low => "low",
+        }
+    }
+}
+
+/// Why a call expression could not be resolved; counted in `stats`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Unresolved {
+    /// A call of a local variable (a closure value or fn pointer held in a binding).
+    ClosureValue,
+    /// A call whose callee is an expression (`(self.f)(x)`, `make()(x)`).
+    FnPointer,
+    /// A method call whose receiver's type is unknown.
+    UnknownReceiver,
+    /// A path that names nothing in the analysed graph (generated code, OUT_DIR, macros).
+    UnknownPath,
+    /// A method not found on a known type (derives, external trait impls).
+    UnknownMethod,
+}
+
+impl Unresolved {
+    pub const ALL: [Unresolved; 5] = [
+        Unresolved::ClosureValue,
+        Unresolved::FnPointer,
+        Unresolved::UnknownReceiver,
+        Unresolved::UnknownPath,
+        Unresolved::UnknownMethod,
+    ];
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Unresolved::ClosureValue => "closure_value",
+            Unresolved::FnPointer => "fn_pointer",
+            Unresolved::UnknownReceiver => "unknown_receiver",
+            Unresolved::UnknownPath => "unknown_path",
+            Unresolved::UnknownMethod => "unknown_method",
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    Fn(FnId, Confidence),
+    External(String, Confidence),
+    /// A method on a receiver of unknown type: rules with a name fallback may match it.
+    UnknownMethod(String),
+    Unresolved(Unresolved),
+    /// A call of the enclosing function's parameter `index` (a closure it was given).
+    ParamCall(usize),
+}
+
+#[derive(Clone, Debug)]
+pub struct ClosureArg {
+    pub arg: usize,
+    pub calls: Vec<CallSite>,
+}
+
+#[derive(Clone, Debug)]
+pub struct CallSite {
+    pub pos: Pos,
+    pub targets: Vec<Target>,
+    /// Sync closures written as arguments of this call.
+    pub closure_args: Vec<ClosureArg>,
+    /// `(argument index, parameter index)`: the enclosing fn's closure parameter flows into this
+    /// call's argument (directly or called inside a closure argument).
+    pub param_args: Vec<(usize, usize)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum BodyKind {
+    Fn,
+    AsyncBlock,
+    AsyncClosure,
+}
+
+#[derive(Clone, Debug)]
+pub struct Body {
+    pub owner: FnId,
+    pub kind: BodyKind,
+    pub pos: Pos,
+    pub calls: Vec<CallSite>,
+}
+
+/// Resolves every function body of the index, in parallel; the result is ordered by function id.
+pub fn resolve_all(index: &Index, rules: &RuleDb) -> Vec<Vec<Body>> {
+    (0..index.fns.len()).into_par_iter().map(|f| resolve_fn(index, rules, f)).collect()
+}
+
+pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
+    let def = &index.fns[f];
+    let Some(block) = &def.ir.body else { return Vec::new() };
+    let mut generics = def.ir.sig.generics.clone();
+    let (self_ty, trait_self) = match def.owner {
+        FnOwner::Impl(i) => {
+            generics.extend(index.impls[i].generics.iter().cloned());
+            (Some(index.impls[i].self_ty.clone()), None)
+        }
+        FnOwner::Trait(t) => {
+            (Some(Ty::Param { name: "Self".into(), bounds: vec![TraitRef::Local(t)] }), Some(TraitRef::Local(t)))
+        }
+        FnOwner::Free => (None, None),
+    };
+    let mut w = Walker {
+        index,
+        rules,
+        fn_id: f,
+        module: def.module,
+        generics,
+        self_ty: self_ty.clone(),
+        scopes: vec![BTreeMap::new()],
+        sink: Vec::new(),
+        extra_bodies: Vec::new(),
+        pos_override: None,
+        macro_depth: 0,
+    };
+    let _ = trait_self;
+    if def.ir.sig.has_self {
+        if let Some(st) = &self_ty {
+            w.bind("self", Local { ty: st.clone(), param: None });
+        }
+    }
+    for (i, (name, ty)) in def.ir.sig.params.iter().enumerate() {
+        if let Some(n) = name {
+            let ty = w.resolve_ty(ty);
+            w.bind(n, Local { ty, param: Some(i) });
+        }
+    }
+    w.walk_block(block);
+    let mut bodies = vec![Body { owner: f, kind: BodyKind::Fn, pos: def.ir.pos, calls: std::mem::take(&mut w.sink) }];
+    bodies.append(&mut w.extra_bodies);
+    bodies
+}
+
+#[derive(Clone, Debug)]
+struct Local {
+    ty: Ty,
+    param: Option<usize>,
+}
+
+struct Walker<'i> {
+    index: &'i Index,
+    rules: &'i RuleDb,
+    fn_id: FnId,
+    module: ModId,
+    generics: Vec<IrGeneric>,
+    self_ty: Option<Ty>,
+    scopes: Vec<BTreeMap<String, Local>>,
+    sink: Vec<CallSite>,
+    extra_bodies: Vec<Body>,
+    /// Calls expanded from a `macro_rules!` body are reported at the invocation.
+    pos_override: Option<Pos>,
+    macro_depth: usize,
+}
+
+const MAX_AUTODEREF: usize = 8;
+
+impl Walker<'_> {
+    fn bind(&mut self, name: &str, local: Local) {
+        if let Some(s) = self.scopes.last_mut() {
+            s.insert(name.to_string(), local);
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Local> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    fn resolve_ty(&self, t: &IrType) -> Ty {
+        self.index.resolve_type(self.module, t, &self.generics, self.self_ty.as_ref())
+    }
+
+    fn pos(&self, p: Pos) -> Pos {
+        self.pos_override.unwrap_or(p)
+    }
+
+    fn bind_pat(&mut self, pat: &IrPat, ty: Ty) {
+        if let Some(n) = &pat.ident {
+            self.bind(n, Local { ty, param: None });
+        } else if let Some(n) = &pat.unwrap_ident {
+            self.bind(n, Local { ty: ty.unwrap_result_like(), param: None });
+        }
+        for n in &pat.others {
+            self.bind(n, Local { ty: Ty::Unknown, param: None });
+        }
+    }
+
+    fn walk_block(&mut self, b: &IrBlock) -> Ty {
+        self.scopes.push(BTreeMap::new());
+        let mut last = Ty::Tuple(Vec::new());
+        for s in &b.stmts {
+            last = Ty::Tuple(Vec::new());
+            match s {
+                IrStmt::Let { pat, ty, init, diverge } => {
+                    let init_ty = init.as_ref().map(|e| self.walk(e)).unwrap_or(Ty::Unknown);
+                    if let Some(d) = diverge {
+                        self.walk_block(d);
+                    }
+                    let ty = match ty {
+                        Some(t) => {
+                            let declared = self.resolve_ty(t);
+                            if declared.is_unknown() { init_ty } else { declared }
+                        }
+                        None => init_ty,
+                    };
+                    self.bind_pat(pat, ty);
+                }
+                IrStmt::Expr(e) => last = self.walk(e),
+                IrStmt::Item => {}
+            }
+        }
+        self.scopes.pop();
+        last
+    }
+
+    /// Walks an expression: records its calls, returns its type as far as it is known.
+    fn walk(&mut self, e: &IrExpr) -> Ty {
+        match e {
+            IrExpr::Call { func, args, pos } => self.walk_call(func, args, *pos),
+            IrExpr::MethodCall { receiver, method, args, pos } => {
+                let recv = self.walk(receiver);
+                self.walk_method(recv, method, args, *pos)
+            }
+            IrExpr::Path(p, _) => self.path_value_type(p),
+            IrExpr::Field(base, name) => {
+                let t = self.walk(base);
+                self.field_type(&t, name)
+            }
+            IrExpr::Ref(inner) => Ty::Ref(Box::new(self.walk(inner))),
+            IrExpr::Deref(inner) => {
+                let t = self.walk(inner);
+                self.deref_once(&t).unwrap_or(Ty::Unknown)
+            }
+            IrExpr::Try(inner) => self.walk(inner).unwrap_result_like(),
+            IrExpr::Await(inner) => self.walk(inner),
+            IrExpr::Closure { is_async, params, body, pos } => {
+                if *is_async {
+                    self.walk_async_body(BodyKind::AsyncClosure, *pos, |w| {
+                        w.bind_closure_params(params);
+                        w.walk(body);
+                    });
+                } else {
+                    self.scopes.push(BTreeMap::new());
+                    self.bind_closure_params(params);
+                    self.walk(body);
+                    self.scopes.pop();
+                }
+                Ty::Unknown
+            }
+            IrExpr::Async { body, pos } => {
+                self.walk_async_body(BodyKind::AsyncBlock, *pos, |w| {
+                    w.walk_block(body);
+                });
+                Ty::Unknown
+            }
+            IrExpr::Block(b) => self.walk_block(b),
+            IrExpr::If { cond, then, otherwise } => {
+                self.scopes.push(BTreeMap::new());
+                self.walk(cond);
+                let t = self.walk_block(then);
+                self.scopes.pop();
+                if let Some(o) = otherwise {
+                    self.walk(o);
+                }
+                t
+            }
+            IrExpr::Let(pat, init) => {
+                let t = self.walk(init);
+                self.bind_pat(pat, t);
+                Ty::Unknown
+            }
+            IrExpr::Match { scrutinee, arms } => {
+                let t = self.walk(scrutinee);
+                for (pat, body) in arms {
+                    self.scopes.push(BTreeMap::new());
+                    self.bind_pat(pat, t.clone());
+                    self.walk(body);
+                    self.scopes.pop();
+                }
+                Ty::Unknown
+            }
+            IrExpr::For { pat, iter, body } => {
+                let t = self.walk(iter);
+                self.scopes.push(BTreeMap::new());
+                let elem = element_type(&t);
+                self.bind_pat(pat, elem);
+                self.walk_block(body);
+                self.scopes.pop();
+                Ty::Tuple(Vec::new())
+            }
+            IrExpr::StructLit(p, fields) => {
+                for f in fields {
+                    self.walk(f);
+                }
+                self.resolve_ty(&IrType::Path(p.clone()))
+            }
+            IrExpr::Cast(inner, t) => {
+                self.walk(inner);
+                self.resolve_ty(t)
+            }
+            IrExpr::Str => Ty::Ref(Box::new(Ty::Str)),
+            IrExpr::Macro { path, exprs, pos } => self.walk_macro(path, exprs, *pos),
+            IrExpr::Other(children) => {
+                for c in children {
+                    self.walk(c);
+                }
+                Ty::Unknown
+            }
+        }
+    }
+
+    fn bind_closure_params(&mut self, params: &[(IrPat, Option<IrType>)]) {
+        for (pat, ty) in params {
+            let ty = ty.as_ref().map(|t| self.resolve_ty(t)).unwrap_or(Ty::Unknown);
+            self.bind_pat(pat, ty);
+        }
+    }
+
+    fn walk_async_body(&mut self, kind: BodyKind, pos: Pos, f: impl FnOnce(&mut Self)) {
+        let outer = std::mem::take(&mut self.sink);
+        self.scopes.push(BTreeMap::new());
+        f(self);
+        self.scopes.pop();
+        let calls = std::mem::replace(&mut self.sink, outer);
+        let pos = self.pos(pos);
+        self.extra_bodies.push(Body { owner: self.fn_id, kind, pos, calls });
+    }
+
+    fn walk_macro(&mut self, path: &IrPath, exprs: &[IrExpr], pos: Pos) -> Ty {
+        let name = path.segments.last().map(|s| s.name.as_str()).unwrap_or("");
+        // `write!(w, ..)` calls `w.write_fmt(..)`: a `File` or `TcpStream` writer blocks.
+        if matches!(name, "write" | "writeln") && path.segments.len() == 1 {
+            if let Some((first, rest)) = exprs.split_first() {
+                let recv = self.walk(first);
+                self.walk_method(recv, "write_fmt", rest, pos);
+                return Ty::Unknown;
+            }
+        }
+        for e in exprs {
+            self.walk(e);
+        }
+        if self.macro_depth < 8 {
+            if let Some(m) = self.index.find_macro(self.module, path) {
+                let saved = self.pos_override;
+                self.pos_override = Some(saved.unwrap_or(pos));
+                self.macro_depth += 1;
+                for arm in &self.index.macros[m].arms {
+                    for e in arm {
+                        self.walk(e);
+                    }
+                }
+                self.macro_depth -= 1;
+                self.pos_override = saved;
+            }
+        }
+        Ty::Unknown
+    }
+
+    /// Walks call arguments: sync closures are collected separately, the rest inline.
+    fn walk_args(&mut self, args: &[IrExpr]) -> (Vec<Ty>, Vec<ClosureArg>, Vec<(usize, usize)>) {
+        let mut types = Vec::new();
+        let mut closures = Vec::new();
+        let mut param_args = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            match a {
+                IrExpr::Closure { is_async: false, params, body, .. } => {
+                    let outer = std::mem::take(&mut self.sink);
+                    self.scopes.push(BTreeMap::new());
+                    self.bind_closure_params(params);
+                    self.walk(body);
+                    self.scopes.pop();
+                    let calls = std::mem::replace(&mut self.sink, outer);
+                    for c in &calls {
+                        for t in &c.targets {
+                            if let Target::ParamCall(p) = t {
+                                param_args.push((i, *p));
+                            }
+                        }
+                    }
+                    closures.push(ClosureArg { arg: i, calls });
+                    types.push(Ty::Unknown);
+                }
+                IrExpr::Path(p, _) => {
+                    if let Some(Local { param: Some(pi), .. }) = p.single().and_then(|n| self.lookup(n)) {
+                        param_args.push((i, *pi));
+                    }
+                    types.push(self.walk(a));
+                }
+                other => types.push(self.walk(other)),
+            }
+        }
+        (types, closures, param_args)
+    }
+
+    fn push_call(&mut self, pos: Pos, targets: Vec<Target>, closure_args: Vec<ClosureArg>, param_args: Vec<(usize, usize)>) {
+        let pos = self.pos(pos);
+        self.sink.push(CallSite { pos, targets, closure_args, param_args });
+    }
+
+    fn walk_call(&mut self, func: &IrExpr, args: &[IrExpr], pos: Pos) -> Ty {
+        let IrExpr::Path(path, _) = func else {
+            self.walk(func);
+            let (_, closures, params) = self.walk_args(args);
+            self.push_call(pos, vec![Target::Unresolved(Unresolved::FnPointer)], closures, params);
+            return Ty::Unknown;
+        };
+        if let Some(name) = path.single() {
+            if let Some(local) = self.lookup(name).cloned() {
+                let (_, closures, params) = self.walk_args(args);
+                let target = match local.param {
+                    Some(p) => Target::ParamCall(p),
+                    None => Target::Unresolved(Unresolved::ClosureValue),
+                };
+                self.push_call(pos, vec![target], closures, params);
+                return Ty::Unknown;
+            }
+        }
+        let (arg_types, closures, params) = self.walk_args(args);
+        let (targets, ret) = self.resolve_call_path(path, &arg_types);
+        match targets {
+            None => ret, // a constructor: tuple struct or enum variant
+            Some(targets) => {
+                self.push_call(pos, targets, closures, params);
+                ret
+            }
+        }
+    }
+
+    /// Resolves the callee of a path call. `None` targets: the path is a constructor.
+    fn resolve_call_path(&mut self, path: &IrPath, arg_types: &[Ty]) -> (Option<Vec<Target>>, Ty) {
+        let method = path.segments.last().map(|s| s.name.clone()).unwrap_or_default();
+        if let Some(q) = &path.qself {
+            let qty = self.resolve_ty(q);
+            if path.qself_position == 0 {
+                let targets = self.assoc_targets(&qty, &method);
+                let ret = self.return_type(&targets, Some(&qty), arg_types);
+                return (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret);
+            }
+            let trait_path = IrPath {
+                leading_colon: path.leading_colon,
+                segments: path.segments[..path.qself_position].to_vec(),
+                qself: None,
+                qself_position: 0,
+            };
+            let tr = self.index.resolve_trait(self.module, &trait_path);
+            let mut targets = match (&qty, &tr) {
+                (Ty::Adt(TyCon::Local(_), _), _) => self.method_targets(&qty, &method),
+                (_, TraitRef::Local(t)) => self.trait_dispatch(*t, &method),
+                (Ty::Adt(TyCon::External(p), _), _) => vec![Target::External(format!("{p}::{method}"), Confidence::High)],
+                (_, TraitRef::External(p)) => vec![Target::External(format!("{p}::{method}"), Confidence::Medium)],
+            };
+            if targets.is_empty() {
+                if let TraitRef::Local(t) = tr {
+                    targets = self.trait_dispatch(t, &method);
+                }
+            }
+            let ret = self.return_type(&targets, Some(&qty), arg_types);
+            return (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret);
+        }
+        let names: Vec<String> = path.segments.iter().map(|s| s.name.clone()).collect();
+        if names.len() == 2 && names[0] == "Self" {
+            let st = self.self_ty.clone().unwrap_or(Ty::Unknown);
+            let targets = self.assoc_targets(&st, &method);
+            let ret = self.return_type(&targets, Some(&st), arg_types);
+            return (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret);
+        }
+        let resolved = self.index.resolve_path_in(self.module, &names, path.leading_colon, 0);
+        let mut targets = Vec::new();
+        let mut ctor = None;
+        for r in &resolved {
+            match r {
+                Res::Fn(f) => targets.push(Target::Fn(*f, Confidence::High)),
+                Res::External(p) => {
+                    let p = p.join("::");
+                    if is_constructor_path(&p) {
+                        ctor = Some(constructor_type(&p, arg_types));
+                    } else {
+                        targets.push(Target::External(p, Confidence::High));
+                    }
+                }
+                Res::Type(t) => ctor = Some(Ty::Adt(TyCon::Local(*t), Vec::new())),
+                _ => {}
+            }
+        }
+        if targets.is_empty() {
+            if let Some(c) = ctor {
+                return (None, c);
+            }
+        }
+        if targets.is_empty() && names.len() >= 2 {
+            let prefix = IrPath {
+                leading_colon: path.leading_colon,
+                segments: path.segments[..path.segments.len() - 1].to_vec(),
+                qself: None,
+                qself_position: 0,
+            };
+            let ty = self.resolve_ty(&IrType::Path(prefix));
+            if let Ty::Adt(TyCon::Local(t), _) = &ty {
+                if matches!(self.index.types[*t].kind, TypeKind::Enum) && self.assoc_targets(&ty, &method).is_empty() {
+                    return (None, ty); // an enum variant
+                }
+            }
+            targets = self.assoc_targets(&ty, &method);
+            let ret = self.return_type(&targets, Some(&ty), arg_types);
+            return (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret);
+        }
+        let ret = self.return_type(&targets, None, arg_types);
+        (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret)
+    }
+
+    fn or_unresolved(&self, targets: Vec<Target>, why: Unresolved) -> Vec<Target> {
+        if targets.is_empty() {
+            vec![Target::Unresolved(why)]
+        } else {
+            targets
+        }
+    }
+
+    fn walk_method(&mut self, recv: Ty, method: &str, args: &[IrExpr], pos: Pos) -> Ty {
+        let (arg_types, closures, params) = self.walk_args(args);
+        let recv_peeled = recv.peel_refs().clone();
+        // Option/Result plumbing: not calls worth recording, but they carry the type.
+        if let Some(p) = recv_peeled.external_path() {
+            if (p == "std::option::Option" || p == "std::result::Result" || p.ends_with("::Result"))
+                && (is_unwrap_method(method) || method == "ok" || method == "as_ref" || method == "as_mut")
+            {
+                return if is_unwrap_method(method) {
+                    recv_peeled.unwrap_result_like()
+                } else {
+                    recv_peeled
+                };
+            }
+        }
+        let targets = if recv.is_unknown() {
+            vec![Target::UnknownMethod(method.to_string())]
+        } else {
+            let t = self.method_targets(&recv, method);
+            if t.is_empty() {
+                if is_identity_method(method) {
+                    return recv_peeled;
+                }
+                vec![Target::Unresolved(Unresolved::UnknownMethod)]
+            } else {
+                t
+            }
+        };
+        let ret = self.return_type(&targets, Some(&recv), &arg_types);
+        self.push_call(pos, targets, closures, params);
+        if ret.is_unknown() && is_identity_method(method) {
+            return recv_peeled;
+        }
+        ret
+    }
+
+    /// Method lookup with auto-deref. External receivers yield `Type::method` at the first deref
+    /// level whose path the rule database or the runtime table knows, else at the first level.
+    fn method_targets(&self, recv: &Ty, method: &str) -> Vec<Target> {
+        let mut t = recv.clone();
+        let mut first_external: Option<String> = None;
+        for _ in 0..MAX_AUTODEREF {
+            let peeled = t.peel_refs().clone();
+            match &peeled {
+                Ty::Adt(TyCon::Local(tid), _) => {
+                    let found = self.local_methods(*tid, method);
+                    if !found.is_empty() {
+                        return found;
+                    }
+                }
+                Ty::Adt(TyCon::External(p), _) => {
+                    let cand = format!("{p}::{method}");
+                    if self.rules.match_path(&cand).is_some() || self.rules.is_boundary(&cand) || self.rules.is_opaque(&cand) {
+                        return vec![Target::External(cand, Confidence::High)];
+                    }
+                    first_external.get_or_insert(cand);
+                }
+                Ty::Str => {
+                    let cand = format!("str::{method}");
+                    if self.rules.match_path(&cand).is_some() {
+                        return vec![Target::External(cand, Confidence::High)];
+                    }
+                }
+                Ty::Param { bounds, .. } | Ty::Dyn(bounds) => {
+                    let mut out = Vec::new();
+                    for b in bounds {
+                        match b {
+                            TraitRef::Local(tr) => out.extend(self.trait_dispatch(*tr, method)),
+                            TraitRef::External(p) => {
+                                let cand = format!("{p}::{method}");
+                                if self.rules.match_path(&cand).is_some() {
+                                    out.push(Target::External(cand, Confidence::Medium));
+                                }
+                            }
+                        }
+                    }
+                    return out;
+                }
+                _ => break,
+            }
+            match self.deref_once(&peeled) {
+                Some(next) => t = next,
+                None => break,
+            }
+        }
+        first_external.map(|c| vec![Target::External(c, Confidence::High)]).unwrap_or_default()
+    }
+
+    /// Inherent methods, then trait impls' methods, then the traits' default methods.
+    fn local_methods(&self, tid: usize, method: &str) -> Vec<Target> {
+        let ty = &self.index.types[tid];
+        if let Some(fs) = ty.inherent.get(method) {
+            return fs.iter().map(|f| Target::Fn(*f, Confidence::High)).collect();
+        }
+        let mut out = Vec::new();
+        for &iid in &ty.trait_impls {
+            let imp = &self.index.impls[iid];
+            if let Some(f) = imp.fns.get(method) {
+                out.push(Target::Fn(*f, Confidence::High));
+            } else if let Some(TraitRef::Local(tr)) = &imp.trait_ref {
+                if let Some(f) = self.trait_method(*tr, method, 0) {
+                    if self.index.fns[f].ir.body.is_some() {
+                        out.push(Target::Fn(f, Confidence::High));
+                    }
+                }
+            }
+        }
+        if out.len() > 1 {
+            for t in &mut out {
+                if let Target::Fn(_, c) = t {
+                    *c = Confidence::Medium;
+                }
+            }
+        }
+        out
+    }
+
+    fn trait_method(&self, tr: usize, method: &str, depth: usize) -> Option<FnId> {
+        let TypeKind::Trait { methods, supertraits } = &self.index.types[tr].kind else { return None };
+        if let Some(f) = methods.get(method) {
+            return Some(*f);
+        }
+        if depth > 4 {
+            return None;
+        }
+        let module = self.index.types[tr].module;
+        supertraits.iter().find_map(|s| match self.index.resolve_trait(module, s) {
+            TraitRef::Local(st) => self.trait_method(st, method, depth + 1),
+            _ => None,
+        })
+    }
+
+    /// A call through a trait on an unknown implementor: every impl in the analysed graph.
+    fn trait_dispatch(&self, tr: usize, method: &str) -> Vec<Target> {
+        let Some(decl) = self.trait_method(tr, method, 0) else { return Vec::new() };
+        let owner_trait = match self.index.fns[decl].owner {
+            FnOwner::Trait(t) => t,
+            _ => tr,
+        };
+        let mut fns = Vec::new();
+        for &iid in self.index.trait_impls.get(&owner_trait).map(Vec::as_slice).unwrap_or(&[]) {
+            match self.index.impls[iid].fns.get(method) {
+                Some(f) => fns.push(*f),
+                None if self.index.fns[decl].ir.body.is_some() => fns.push(decl),
+                None => {}
+            }
+        }
+        if fns.is_empty() && self.index.fns[decl].ir.body.is_some() {
+            fns.push(decl);
+        }
+        fns.sort_unstable();
+        fns.dedup();
+        let conf = if fns.len() == 1 { Confidence::High } else { Confidence::Medium };
+        fns.into_iter().map(|f| Target::Fn(f, conf)).collect()
+    }
+
+    /// `Type::name(..)` where `Type` is known.
+    fn assoc_targets(&self, ty: &Ty, name: &str) -> Vec<Target> {
+        match ty {
+            Ty::Adt(TyCon::Local(tid), _) => {
+                if let TypeKind::Trait { .. } = self.index.types[*tid].kind {
+                    return self.trait_dispatch(*tid, name);
+                }
+                self.local_methods(*tid, name)
+            }
+            Ty::Adt(TyCon::External(p), _) => vec![Target::External(format!("{p}::{name}"), Confidence::High)],
+            Ty::Param { .. } | Ty::Dyn(_) => self.method_targets(ty, name),
+            _ => Vec::new(),
+        }
+    }
+
+    fn return_type(&self, targets: &[Target], recv: Option<&Ty>, arg_types: &[Ty]) -> Ty {
+        let Some(first) = targets.first() else { return Ty::Unknown };
+        match first {
+            Target::Fn(f, _) => {
+                let def = &self.index.fns[*f];
+                let Some(ret) = &def.ir.sig.ret else { return Ty::Tuple(Vec::new()) };
+                let mut generics = def.ir.sig.generics.clone();
+                let self_ty = match def.owner {
+                    FnOwner::Impl(i) => {
+                        generics.extend(self.index.impls[i].generics.iter().cloned());
+                        Some(self.index.impls[i].self_ty.clone())
+                    }
+                    _ => recv.map(|r| r.peel_refs().clone()),
+                };
+                let t = self.index.resolve_type(def.module, ret, &generics, self_ty.as_ref());
+                match (&t, recv.map(Ty::peel_refs)) {
+                    // `fn get(&self) -> &T` on `Wrapper<X>`: substitute the receiver's arguments.
+                    (Ty::Param { .. }, _) => Ty::Unknown,
+                    _ => t,
+                }
+            }
+            Target::External(p, _) => {
+                if let Some(t) = external_return(p, recv) {
+                    return t;
+                }
+                if recv.is_none() && is_constructor_like(p) {
+                    return constructor_type(p, arg_types);
+                }
+                Ty::Unknown
+            }
+            _ => Ty::Unknown,
+        }
+    }
+
+    fn path_value_type(&self, p: &IrPath) -> Ty {
+        if let Some(name) = p.single() {
+            if let Some(l) = self.lookup(name) {
+                return l.ty.clone();
+            }
+        }
+        let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
+        for r in self.index.resolve_path_in(self.module, &names, p.leading_colon, 0) {
+            if let Res::Value(m, t) = r {
+                return self.index.resolve_type(m, &t, &[], None);
+            }
+        }
+        Ty::Unknown
+    }
+
+    fn field_type(&self, t: &Ty, field: &str) -> Ty {
+        let mut cur = t.clone();
+        for _ in 0..MAX_AUTODEREF {
+            let peeled = cur.peel_refs().clone();
+            if let Ty::Adt(TyCon::Local(tid), args) = &peeled {
+                if let TypeKind::Struct { fields, generics } = &self.index.types[*tid].kind {
+                    if let Some((_, ft)) = fields.iter().find(|(n, _)| n == field) {
+                        let m = self.index.types[*tid].module;
+                        let resolved = self.index.resolve_type(m, ft, generics, Some(&peeled));
+                        return substitute(&resolved, generics, args);
+                    }
+                }
+            }
+            if let Ty::Tuple(elems) = &peeled {
+                if let Ok(i) = field.parse::<usize>() {
+                    return elems.get(i).cloned().unwrap_or(Ty::Unknown);
+                }
+            }
+            match self.deref_once(&peeled) {
+                Some(n) => cur = n,
+                None => break,
+            }
+        }
+        Ty::Unknown
+    }
+
+    /// One auto-deref step: references, std smart pointers, and local `impl Deref` targets.
+    fn deref_once(&self, t: &Ty) -> Option<Ty> {
+        if let Some(n) = t.deref_external() {
+            return Some(n);
+        }
+        let Ty::Adt(TyCon::Local(tid), args) = t else { return None };
+        for &iid in &self.index.types[*tid].trait_impls {
+            let imp = &self.index.impls[iid];
+            let is_deref = match &imp.trait_ref {
+                Some(TraitRef::External(p)) => p == "std::ops::Deref" || p == "Deref",
+                _ => false,
+            };
+            if !is_deref {
+                continue;
+            }
+            let target = imp.assoc_types.iter().find(|(n, _)| n == "Target")?;
+            let resolved = self.index.resolve_type(imp.module, &target.1, &imp.generics, Some(t));
+            let impl_args: Vec<IrGeneric> = imp.generics.clone();
+            return Some(substitute_by_self(&resolved, &imp.ir_self, &impl_args, args));
+        }
+        None
+    }
+}
+
+/// The item type of iterating over `t` (`Vec<T>`, `&[T]`, `Option<T>`), or unknown.
+fn element_type(t: &Ty) -> Ty {
+    match t.peel_refs() {
+        Ty::Slice(inner) => (**inner).clone(),
+        Ty::Adt(TyCon::External(p), args)
+            if matches!(p.as_str(), "std::vec::Vec" | "std::collections::VecDeque" | "std::option::Option" | "std::collections::HashSet" | "std::collections::BTreeSet") =>
+        {
+            args.first().cloned().unwrap_or(Ty::Unknown)
+        }
+        _ => Ty::Unknown,
+    }
+}
+
+/// Substitutes a struct's generic parameters by the arguments of the concrete type.
+fn substitute(t: &Ty, generics: &[IrGeneric], args: &[Ty]) -> Ty {
+    let map: Vec<(&str, &Ty)> = generics.iter().map(|g| g.name.as_str()).zip(args.iter()).collect();
+    subst(t, &map)
+}
+
+/// For `impl<T> Deref for Wrapper<T>`: maps the impl's parameters through the written self type.
+fn substitute_by_self(t: &Ty, ir_self: &IrType, generics: &[IrGeneric], args: &[Ty]) -> Ty {
+    let IrType::Path(p) = ir_self else { return t.clone() };
+    let Some(last) = p.segments.last() else { return t.clone() };
+    let mut map: Vec<(&str, &Ty)> = Vec::new();
+    for (written, actual) in last.generics.iter().zip(args.iter()) {
+        if let IrType::Path(wp) = written {
+            if let Some(n) = wp.single() {
+                if generics.iter().any(|g| g.name == n) {
+                    map.push((n, actual));
+                }
+            }
+        }
+    }
+    subst(t, &map)
+}
+
+fn subst(t: &Ty, map: &[(&str, &Ty)]) -> Ty {
+    match t {
+        Ty::Param { name, .. } => map.iter().find(|(n, _)| n == name).map(|(_, t)| (*t).clone()).unwrap_or(Ty::Unknown),
+        Ty::Adt(c, args) => Ty::Adt(c.clone(), args.iter().map(|a| subst(a, map)).collect()),
+        Ty::Ref(i) => Ty::Ref(Box::new(subst(i, map))),
+        Ty::Slice(i) => Ty::Slice(Box::new(subst(i, map))),
+        Ty::Tuple(e) => Ty::Tuple(e.iter().map(|a| subst(a, map)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// `Some`, `Ok`, `Err`, `None` and other std enum variants are constructors, not calls.
+fn is_constructor_path(p: &str) -> bool {
+    matches!(
+        p,
+        "std::option::Option::Some" | "std::result::Result::Ok" | "std::result::Result::Err" | "std::option::Option::None"
+    )
+}
+
+/// `std::x::Type::new(..)`-style paths: the second-to-last segment is a type name.
+fn is_constructor_like(p: &str) -> bool {
+    let mut segs = p.rsplit("::");
+    let _fn = segs.next();
+    segs.next().is_some_and(|t| t.chars().next().is_some_and(char::is_uppercase))
+}
+
+/// The type an associated constructor of an external type yields. Wrappers (`Arc::new(x)`)
+/// carry the argument's type so that `.lock()` on them still resolves.
+fn constructor_type(p: &str, arg_types: &[Ty]) -> Ty {
+    match p {
+        "std::option::Option::Some" => return Ty::external("std::option::Option", arg_types.to_vec()),
+        "std::result::Result::Ok" => return Ty::external("std::result::Result", arg_types.to_vec()),
+        _ => {}
+    }
+    let Some((type_path, _)) = p.rsplit_once("::") else { return Ty::Unknown };
+    let wraps = matches!(
+        type_path,
+        "std::sync::Arc" | "std::rc::Rc" | "std::boxed::Box" | "std::sync::Mutex" | "std::sync::RwLock" | "std::cell::RefCell" | "std::pin::Pin"
+    );
+    let args = if wraps { arg_types.first().cloned().into_iter().collect() } else { Vec::new() };
+    Ty::external(type_path, args)
+}

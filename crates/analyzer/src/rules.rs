@@ -1,0 +1,314 @@
+//! The rule database: blocking APIs as data (`rules/*.toml`, embedded at compile time so the
+//! binary needs nothing at run time), plus the runtime facts the graph needs — offload
+//! boundaries and opaque runtime entry points (`rules/runtime.toml`).
+//!
+//! One rule = one `[[rule]]` entry: id, name, category, severity, the APIs it matches with their
+//! async alternatives, and clippy-style docs. API patterns are canonical paths (`core::`/`alloc::`
+//! spelled `std::`); a final `*` segment matches any one segment; `Type::method` matches a method
+//! call whose receiver resolved to `Type`.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Every rule file, embedded. `every_rule_file_is_embedded` keeps this list and `rules/` in step.
+pub const RULE_FILES: &[(&str, &str)] = &[
+    ("fs.toml", include_str!("../../../rules/fs.toml")),
+    ("sleep.toml", include_str!("../../../rules/sleep.toml")),
+    ("net.toml", include_str!("../../../rules/net.toml")),
+    ("http-blocking.toml", include_str!("../../../rules/http-blocking.toml")),
+    ("process.toml", include_str!("../../../rules/process.toml")),
+    ("sync-prims.toml", include_str!("../../../rules/sync-prims.toml")),
+    ("block-on.toml", include_str!("../../../rules/block-on.toml")),
+    ("stdio.toml", include_str!("../../../rules/stdio.toml")),
+    ("ffi.toml", include_str!("../../../rules/ffi.toml")),
+    ("cpu.toml", include_str!("../../../rules/cpu.toml")),
+];
+
+pub const RUNTIME_FILE: &str = include_str!("../../../rules/runtime.toml");
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Error => "error",
+            Severity::Warning => "warning",
+        }
+    }
+}
+
+/// Where a rule's API may be called for the finding to count.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// Any analysed crate, including dependency internals.
+    #[default]
+    Any,
+    /// Only calls written in workspace members: for APIs that async libraries use correctly
+    /// by design (short critical sections under a std `Mutex`), where a dependency's internal
+    /// use is not a defect of the user's code.
+    Workspace,
+}
+
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleDoc {
+    pub what: String,
+    pub why: String,
+    #[serde(default)]
+    pub known_problems: String,
+    pub example: String,
+    pub use_instead: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRule {
+    id: String,
+    name: String,
+    category: String,
+    severity: Severity,
+    summary: String,
+    help: String,
+    alternative: String,
+    #[serde(default)]
+    scope: Scope,
+    #[serde(default)]
+    ffi: bool,
+    /// `"path"` or `"path => alternative"`.
+    #[serde(default)]
+    apis: Vec<String>,
+    /// Method names matched on receivers of unknown type (low confidence).
+    #[serde(default)]
+    name_fallback: Vec<String>,
+    doc: RuleDoc,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRuleFile {
+    rule: Vec<RawRule>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Api {
+    pub pattern: String,
+    pub alternative: Option<String>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct Rule {
+    pub id: String,
+    pub name: String,
+    pub category: String,
+    pub severity: Severity,
+    pub summary: String,
+    pub help: String,
+    pub alternative: String,
+    pub scope: Scope,
+    pub ffi: bool,
+    pub apis: Vec<Api>,
+    pub name_fallback: Vec<String>,
+    pub doc: RuleDoc,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRuntime {
+    boundaries: Vec<String>,
+    opaque: Vec<String>,
+}
+
+/// A matched API: which rule, which entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ApiMatch {
+    pub rule: usize,
+    pub api: usize,
+}
+
+#[derive(Clone, Debug)]
+pub struct RuleDb {
+    pub rules: Vec<Rule>,
+    exact: BTreeMap<String, ApiMatch>,
+    /// Patterns ending in `*`, by their prefix (without the `*`) and segment count.
+    globs: Vec<(String, usize, ApiMatch)>,
+    fallback: BTreeMap<String, ApiMatch>,
+    pub boundaries: Vec<String>,
+    pub opaque: Vec<String>,
+}
+
+impl RuleDb {
+    /// The embedded database. Panics only if the embedded data is malformed, which the test
+    /// suite rules out.
+    pub fn builtin() -> RuleDb {
+        let files: Vec<(&str, &str)> = RULE_FILES.to_vec();
+        RuleDb::from_sources(&files, RUNTIME_FILE).expect("embedded rule database is valid")
+    }
+
+    pub fn from_sources(files: &[(&str, &str)], runtime: &str) -> Result<RuleDb, String> {
+        let mut raw = Vec::new();
+        for (name, text) in files {
+            let parsed: RawRuleFile = toml::from_str(text).map_err(|e| format!("rules/{name}: {e}"))?;
+            raw.extend(parsed.rule);
+        }
+        raw.sort_by(|a, b| a.id.cmp(&b.id));
+        let runtime: RawRuntime = toml::from_str(runtime).map_err(|e| format!("rules/runtime.toml: {e}"))?;
+        let mut db = RuleDb {
+            rules: Vec::new(),
+            exact: BTreeMap::new(),
+            globs: Vec::new(),
+            fallback: BTreeMap::new(),
+            boundaries: runtime.boundaries,
+            opaque: runtime.opaque,
+        };
+        for r in raw {
+            if db.rules.iter().any(|x| x.id == r.id || x.name == r.name) {
+                return Err(format!("duplicate rule id or name: {} {}", r.id, r.name));
+            }
+            let rule_index = db.rules.len();
+            let mut apis = Vec::new();
+            for (api_index, spec) in r.apis.iter().enumerate() {
+                let (pattern, alternative) = match spec.split_once("=>") {
+                    Some((p, a)) => (p.trim().to_string(), Some(a.trim().to_string())),
+                    None => (spec.trim().to_string(), None),
+                };
+                let m = ApiMatch { rule: rule_index, api: api_index };
+                if let Some(prefix) = pattern.strip_suffix('*') {
+                    db.globs.push((prefix.to_string(), pattern.split("::").count(), m));
+                } else if db.exact.insert(pattern.clone(), m).is_some() {
+                    return Err(format!("API `{pattern}` is listed twice"));
+                }
+                apis.push(Api { pattern, alternative });
+            }
+            for name in &r.name_fallback {
+                let api = apis
+                    .iter()
+                    .position(|a| a.pattern.rsplit("::").next() == Some(name.as_str()))
+                    .ok_or_else(|| format!("{}: fallback `{name}` names no API of the rule", r.id))?;
+                db.fallback.insert(name.clone(), ApiMatch { rule: rule_index, api });
+            }
+            db.rules.push(Rule {
+                id: r.id,
+                name: r.name,
+                category: r.category,
+                severity: r.severity,
+                summary: r.summary,
+                help: r.help,
+                alternative: r.alternative,
+                scope: r.scope,
+                ffi: r.ffi,
+                apis,
+                name_fallback: r.name_fallback,
+                doc: r.doc,
+            });
+        }
+        Ok(db)
+    }
+
+    /// The rule matching a canonical path, if any.
+    pub fn match_path(&self, path: &str) -> Option<ApiMatch> {
+        if let Some(m) = self.exact.get(path) {
+            return Some(*m);
+        }
+        let segments = path.split("::").count();
+        self.globs
+            .iter()
+            .find(|(prefix, n, _)| *n == segments && path.starts_with(prefix.as_str()))
+            .map(|(_, _, m)| *m)
+    }
+
+    /// The rule matching a method name on a receiver of unknown type (low confidence).
+    pub fn match_fallback(&self, method: &str) -> Option<ApiMatch> {
+        self.fallback.get(method).copied()
+    }
+
+    pub fn ffi_rule(&self) -> Option<usize> {
+        self.rules.iter().position(|r| r.ffi)
+    }
+
+    pub fn is_boundary(&self, path: &str) -> bool {
+        self.boundaries.iter().any(|b| b == path)
+    }
+
+    pub fn is_opaque(&self, path: &str) -> bool {
+        self.opaque.iter().any(|b| b == path || (b.ends_with("::*") && path.starts_with(&b[..b.len() - 1])))
+    }
+
+    pub fn find(&self, id_or_name: &str) -> Option<&Rule> {
+        self.rules.iter().find(|r| r.id.eq_ignore_ascii_case(id_or_name) || r.name == id_or_name)
+    }
+
+    /// The alternative to suggest for a match: the API's own, else the rule's.
+    pub fn alternative(&self, m: ApiMatch) -> &str {
+        let rule = &self.rules[m.rule];
+        rule.apis.get(m.api).and_then(|a| a.alternative.as_deref()).unwrap_or(&rule.alternative)
+    }
+
+    /// A short hash of the database, for cache keys and the SARIF driver.
+    pub fn content_hash(&self) -> String {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        for (name, text) in RULE_FILES {
+            h.update(name.as_bytes());
+            h.update(text.as_bytes());
+        }
+        h.update(RUNTIME_FILE.as_bytes());
+        hex(&h.finalize()[..8])
+    }
+}
+
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_rule_file_is_embedded() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../rules");
+        let mut on_disk: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".toml") && n != "runtime.toml")
+            .collect();
+        on_disk.sort();
+        let mut embedded: Vec<String> = RULE_FILES.iter().map(|(n, _)| n.to_string()).collect();
+        embedded.sort();
+        assert_eq!(on_disk, embedded);
+    }
+
+    #[test]
+    fn builtin_rules_are_valid_and_documented() {
+        let db = RuleDb::builtin();
+        assert!(db.rules.len() >= 10);
+        for r in &db.rules {
+            assert!(r.id.starts_with("NB") && r.id.len() == 6, "{}", r.id);
+            assert!(!r.doc.what.is_empty() && !r.doc.why.is_empty() && !r.doc.example.is_empty(), "{}", r.id);
+            assert!(!r.alternative.is_empty(), "{}", r.id);
+            assert!(r.ffi || !r.apis.is_empty(), "{} matches nothing", r.id);
+            let cat_code = &r.id[2..4];
+            let same_cat = db.rules.iter().filter(|o| &o.id[2..4] == cat_code);
+            assert!(same_cat.clone().all(|o| o.category == r.category), "{}: category code mixes categories", r.id);
+        }
+    }
+
+    #[test]
+    fn exact_and_glob_patterns_match_by_segment_count() {
+        let db = RuleDb::builtin();
+        let read = db.match_path("std::fs::read").unwrap();
+        assert_eq!(db.rules[read.rule].id, "NB0101");
+        assert_eq!(db.alternative(read), "tokio::fs::read");
+        assert!(db.match_path("tokio::fs::read").is_none());
+        assert!(db.match_path("std::fs::File::unknown_method").is_none());
+        assert!(db.match_fallback("to_socket_addrs").is_some());
+        assert!(db.match_fallback("read").is_none());
+    }
+}

@@ -1,0 +1,252 @@
+//! Types as the call resolver sees them, and what it knows of the standard library's types.
+//!
+//! The standard library's source is not analysed (it is not part of the dependency graph, and
+//! `rust-src` may be absent), so its types are *external*: known by canonical path
+//! (`core::`/`alloc::` written as `std::`). The few facts the resolver needs about them —
+//! which types deref to what, which methods return `Self`, what `Mutex::lock` yields — live in
+//! the small tables below, kept next to the code that uses them.
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TyCon {
+    Local(usize),
+    External(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum TraitRef {
+    Local(usize),
+    External(String),
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Ty {
+    Adt(TyCon, Vec<Ty>),
+    Ref(Box<Ty>),
+    /// A generic parameter with its trait bounds.
+    Param { name: String, bounds: Vec<TraitRef> },
+    /// `dyn A + B` or `impl A + B`.
+    Dyn(Vec<TraitRef>),
+    Tuple(Vec<Ty>),
+    Slice(Box<Ty>),
+    Str,
+    Unknown,
+}
+
+impl Ty {
+    pub fn external(path: impl Into<String>, args: Vec<Ty>) -> Ty {
+        Ty::Adt(TyCon::External(path.into()), args)
+    }
+
+    pub fn external_path(&self) -> Option<&str> {
+        match self {
+            Ty::Adt(TyCon::External(p), _) => Some(p),
+            _ => None,
+        }
+    }
+
+    pub fn is_unknown(&self) -> bool {
+        matches!(self, Ty::Unknown)
+    }
+
+    /// Strips references.
+    pub fn peel_refs(&self) -> &Ty {
+        match self {
+            Ty::Ref(inner) => inner.peel_refs(),
+            other => other,
+        }
+    }
+
+    /// `Result<T, _>` / `Option<T>` (and `io::Result<T>`-style aliases) → `T`, for `?`,
+    /// `.unwrap()` and friends. Any other type is returned as is: a constructor known only
+    /// by the heuristic "`T::new` returns `T`" may really return `Result<T>`.
+    pub fn unwrap_result_like(self) -> Ty {
+        match &self {
+            Ty::Adt(TyCon::External(p), args) if is_result_like(p) => args.first().cloned().unwrap_or(Ty::Unknown),
+            _ => self,
+        }
+    }
+
+    /// One step of auto-deref for external smart pointers and std's owned/borrowed pairs.
+    pub fn deref_external(&self) -> Option<Ty> {
+        match self {
+            Ty::Ref(inner) => Some((**inner).clone()),
+            Ty::Adt(TyCon::External(p), args) => {
+                let p = p.as_str();
+                if DEREF_TO_ARG.contains(&p) {
+                    return args.first().cloned();
+                }
+                DEREF_TO_TYPE.iter().find(|(from, _)| *from == p).map(|(_, to)| match *to {
+                    "str" => Ty::Str,
+                    "[T]" => Ty::Slice(Box::new(args.first().cloned().unwrap_or(Ty::Unknown))),
+                    other => Ty::external(other, Vec::new()),
+                })
+            }
+            _ => None,
+        }
+    }
+}
+
+fn is_result_like(p: &str) -> bool {
+    p == "std::option::Option" || p == "std::result::Result" || p.ends_with("::Result") || p == "Result"
+}
+
+/// Smart pointers and guards that deref to their first generic argument.
+const DEREF_TO_ARG: &[&str] = &[
+    "std::boxed::Box",
+    "std::sync::Arc",
+    "std::rc::Rc",
+    "std::sync::MutexGuard",
+    "std::sync::RwLockReadGuard",
+    "std::sync::RwLockWriteGuard",
+    "std::cell::Ref",
+    "std::cell::RefMut",
+    "std::borrow::Cow",
+    "std::mem::ManuallyDrop",
+    "std::pin::Pin",
+];
+
+const DEREF_TO_TYPE: &[(&str, &str)] = &[
+    ("std::string::String", "str"),
+    ("std::path::PathBuf", "std::path::Path"),
+    ("std::ffi::OsString", "std::ffi::OsStr"),
+    ("std::vec::Vec", "[T]"),
+];
+
+/// Names std's prelude brings into every module, with their canonical paths.
+pub fn prelude_path(name: &str) -> Option<Vec<String>> {
+    let path = match name {
+        "Vec" => "std::vec::Vec",
+        "String" => "std::string::String",
+        "Box" => "std::boxed::Box",
+        "Option" => "std::option::Option",
+        "Some" => "std::option::Option::Some",
+        "None" => "std::option::Option::None",
+        "Result" => "std::result::Result",
+        "Ok" => "std::result::Result::Ok",
+        "Err" => "std::result::Result::Err",
+        "ToString" => "std::string::ToString",
+        "ToOwned" => "std::borrow::ToOwned",
+        "Clone" => "std::clone::Clone",
+        "Default" => "std::default::Default",
+        "Drop" => "std::ops::Drop",
+        "Iterator" => "std::iter::Iterator",
+        "IntoIterator" => "std::iter::IntoIterator",
+        "From" => "std::convert::From",
+        "Into" => "std::convert::Into",
+        "TryFrom" => "std::convert::TryFrom",
+        "TryInto" => "std::convert::TryInto",
+        "AsRef" => "std::convert::AsRef",
+        "AsMut" => "std::convert::AsMut",
+        "Send" => "std::marker::Send",
+        "Sync" => "std::marker::Sync",
+        "Sized" => "std::marker::Sized",
+        "Fn" => "std::ops::Fn",
+        "FnMut" => "std::ops::FnMut",
+        "FnOnce" => "std::ops::FnOnce",
+        "drop" => "std::mem::drop",
+        _ => return None,
+    };
+    Some(path.split("::").map(str::to_string).collect())
+}
+
+/// `core::x` and `alloc::x` are the same items as `std::x`; rules are written against `std::`.
+pub fn canonical_external(mut path: Vec<String>) -> Vec<String> {
+    if let Some(first) = path.first_mut() {
+        if first == "core" || first == "alloc" {
+            *first = "std".to_string();
+        }
+    }
+    path
+}
+
+/// What an external function or method returns, where the resolver must know to keep typing a
+/// chain (`std::io::stdin().read_line(..)`, `Command::new(..).arg(..).output()`).
+pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
+    let fixed = match callee {
+        "std::io::stdin" => Some("std::io::Stdin"),
+        "std::io::stdout" => Some("std::io::Stdout"),
+        "std::io::stderr" => Some("std::io::Stderr"),
+        "std::io::Stdin::lock" => Some("std::io::StdinLock"),
+        "std::fs::read_dir" | "std::path::Path::read_dir" => Some("std::fs::ReadDir"),
+        "std::fs::metadata" | "std::path::Path::metadata" => Some("std::fs::Metadata"),
+        "std::fs::OpenOptions::open" | "std::fs::File::open" | "std::fs::File::create" => Some("std::fs::File"),
+        "std::net::TcpListener::accept" => None,
+        "std::process::Command::spawn" => Some("std::process::Child"),
+        "std::thread::spawn" | "std::thread::Builder::spawn" => Some("std::thread::JoinHandle"),
+        "std::path::Path::new" | "std::path::Path::parent" => Some("std::path::Path"),
+        "std::path::Path::join" | "std::path::Path::to_path_buf" => Some("std::path::PathBuf"),
+        _ => None,
+    };
+    if let Some(f) = fixed {
+        return Some(Ty::external(f, Vec::new()));
+    }
+    let recv = receiver.map(|r| r.peel_refs());
+    let (type_path, method) = callee.rsplit_once("::")?;
+    // Guards: `Mutex<T>::lock()` → `MutexGuard<T>` (wrapped in a Result the caller unwraps).
+    let guard = match callee {
+        "std::sync::Mutex::lock" | "std::sync::Mutex::try_lock" => Some("std::sync::MutexGuard"),
+        "std::sync::RwLock::read" | "std::sync::RwLock::try_read" => Some("std::sync::RwLockReadGuard"),
+        "std::sync::RwLock::write" | "std::sync::RwLock::try_write" => Some("std::sync::RwLockWriteGuard"),
+        "std::cell::RefCell::borrow" => Some("std::cell::Ref"),
+        "std::cell::RefCell::borrow_mut" => Some("std::cell::RefMut"),
+        _ => None,
+    };
+    if let Some(g) = guard {
+        let inner = match recv {
+            Some(Ty::Adt(_, args)) => args.first().cloned().unwrap_or(Ty::Unknown),
+            _ => Ty::Unknown,
+        };
+        return Some(Ty::external(g, vec![inner]));
+    }
+    if SELF_RETURNING.iter().any(|(t, ms)| *t == type_path && ms.contains(&method)) {
+        return Some(recv.cloned().unwrap_or_else(|| Ty::external(type_path, Vec::new())));
+    }
+    None
+}
+
+/// Builder methods of std types that return the builder (`&mut Self` or `Self`).
+const SELF_RETURNING: &[(&str, &[&str])] = &[
+    (
+        "std::process::Command",
+        &["arg", "args", "env", "envs", "env_remove", "env_clear", "current_dir", "stdin", "stdout", "stderr", "uid", "gid"],
+    ),
+    ("std::fs::OpenOptions", &["read", "write", "append", "truncate", "create", "create_new", "mode", "custom_flags"]),
+    ("std::thread::Builder", &["name", "stack_size"]),
+    ("std::fs::DirBuilder", &["recursive", "mode"]),
+];
+
+/// Methods that return (a reference to) the receiver's own type.
+pub fn is_identity_method(name: &str) -> bool {
+    matches!(name, "clone" | "as_ref" | "as_mut" | "borrow" | "borrow_mut" | "by_ref" | "as_deref" | "to_owned")
+}
+
+/// Methods of Option/Result that yield the payload.
+pub fn is_unwrap_method(name: &str) -> bool {
+    matches!(
+        name,
+        "unwrap" | "expect" | "unwrap_or" | "unwrap_or_else" | "unwrap_or_default" | "unwrap_unchecked"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arc_mutex_lock_unwrap_derefs_to_the_payload() {
+        let file = Ty::external("std::fs::File", vec![]);
+        let arc = Ty::external("std::sync::Arc", vec![Ty::external("std::sync::Mutex", vec![file.clone()])]);
+        let mutex = arc.deref_external().unwrap();
+        let guard = external_return("std::sync::Mutex::lock", Some(&mutex)).unwrap();
+        assert_eq!(guard.deref_external(), Some(file));
+    }
+
+    #[test]
+    fn builders_return_themselves_and_results_unwrap() {
+        let cmd = Ty::external("std::process::Command", vec![]);
+        assert_eq!(external_return("std::process::Command::arg", Some(&cmd)), Some(cmd.clone()));
+        let res = Ty::external("std::io::Result", vec![cmd.clone()]);
+        assert_eq!(res.unwrap_result_like(), cmd);
+        assert_eq!(canonical_external(vec!["core".into(), "mem".into()]), vec!["std".to_string(), "mem".to_string()]);
+    }
+}
