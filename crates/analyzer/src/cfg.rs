@@ -27,7 +27,8 @@ impl CfgSet {
         for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
             match line.split_once('=') {
                 Some((k, v)) => {
-                    set.pairs.insert((k.to_string(), v.trim_matches('"').to_string()));
+                    set.pairs
+                        .insert((k.to_string(), v.trim_matches('"').to_string()));
                 }
                 None => {
                     set.names.insert(line.to_string());
@@ -45,7 +46,9 @@ impl CfgSet {
         if let Some(t) = target {
             cmd.args(["--target", t]);
         }
-        let out = cmd.output().map_err(|e| format!("cannot run rustc --print cfg: {e}"))?;
+        let out = cmd
+            .output()
+            .map_err(|e| format!("cannot run rustc --print cfg: {e}"))?;
         if !out.status.success() {
             return Err(format!(
                 "rustc --print cfg failed: {}",
@@ -70,10 +73,18 @@ impl CfgSet {
     /// Evaluates one cfg predicate. Unknown forms are false, as rustc treats unset options.
     pub fn eval(&self, meta: &Meta) -> bool {
         match meta {
-            Meta::Path(p) => p.get_ident().is_some_and(|i| self.names.contains(&i.to_string())),
+            Meta::Path(p) => p
+                .get_ident()
+                .is_some_and(|i| self.names.contains(&i.to_string())),
             Meta::NameValue(nv) => {
-                let Some(key) = nv.path.get_ident() else { return false };
-                let syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) = &nv.value else {
+                let Some(key) = nv.path.get_ident() else {
+                    return false;
+                };
+                let syn::Expr::Lit(syn::ExprLit {
+                    lit: syn::Lit::Str(s),
+                    ..
+                }) = &nv.value
+                else {
                     return false;
                 };
                 self.pairs.contains(&(key.to_string(), s.value()))
@@ -82,7 +93,8 @@ impl CfgSet {
                 let Some(op) = list.path.get_ident().map(|i| i.to_string()) else {
                     return false;
                 };
-                let Ok(args) = list.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
+                let Ok(args) =
+                    list.parse_args_with(Punctuated::<Meta, Token![,]>::parse_terminated)
                 else {
                     return false;
                 };
@@ -118,7 +130,10 @@ impl CfgSet {
         let Some(pred) = iter.next() else { return };
         if self.eval(&pred) {
             for meta in iter {
-                let inner = Attribute { meta, ..attr.clone() };
+                let inner = Attribute {
+                    meta,
+                    ..attr.clone()
+                };
                 self.expand_one(inner, out, depth + 1);
             }
         }
@@ -126,10 +141,13 @@ impl CfgSet {
 
     /// True when every `#[cfg(..)]` among `attrs` holds. Call after [`Self::expand_cfg_attr`].
     pub fn enabled(&self, attrs: &[Attribute]) -> bool {
-        attrs.iter().filter(|a| a.path().is_ident("cfg")).all(|a| match a.parse_args::<Meta>() {
-            Ok(m) => self.eval(&m),
-            Err(_) => false,
-        })
+        attrs
+            .iter()
+            .filter(|a| a.path().is_ident("cfg"))
+            .all(|a| match a.parse_args::<Meta>() {
+                Ok(m) => self.eval(&m),
+                Err(_) => false,
+            })
     }
 
     /// Expands `cfg_attr` and reports whether the item is enabled, in one step.

@@ -94,7 +94,11 @@ pub fn discover(opts: &Options) -> Result<Workspace, String> {
         cmd.features(CargoOpt::SomeFeatures(list));
     }
     let mut other = Vec::new();
-    for (flag, on) in [("--offline", opts.offline), ("--locked", opts.locked), ("--frozen", opts.frozen)] {
+    for (flag, on) in [
+        ("--offline", opts.offline),
+        ("--locked", opts.locked),
+        ("--frozen", opts.frozen),
+    ] {
         if on {
             other.push(flag.to_string());
         }
@@ -106,7 +110,9 @@ pub fn discover(opts: &Options) -> Result<Workspace, String> {
     other.push("--filter-platform".to_string());
     other.push(triple.clone());
     cmd.other_options(other);
-    let metadata = cmd.exec().map_err(|e| format!("cargo metadata failed: {}", describe_metadata_error(&e)))?;
+    let metadata = cmd
+        .exec()
+        .map_err(|e| format!("cargo metadata failed: {}", describe_metadata_error(&e)))?;
     let target_cfg = CfgSet::for_target(opts.target.as_deref())?;
     build_workspace(&metadata, &target_cfg, opts)
 }
@@ -172,7 +178,10 @@ fn build_workspace(
         if let Some(node) = nodes.get(id) {
             for dep in &node.deps {
                 let normal = dep.dep_kinds.is_empty()
-                    || dep.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal);
+                    || dep
+                        .dep_kinds
+                        .iter()
+                        .any(|k| k.kind == DependencyKind::Normal);
                 if normal {
                     queue.push_back(&dep.pkg);
                 }
@@ -181,15 +190,23 @@ fn build_workspace(
     }
 
     // Deterministic order: members first by name, then dependencies by name and version.
-    let mut ordered: Vec<&cargo_metadata::Package> =
-        closure.iter().filter_map(|id| pkg_by_id.get(id).copied()).collect();
+    let mut ordered: Vec<&cargo_metadata::Package> = closure
+        .iter()
+        .filter_map(|id| pkg_by_id.get(id).copied())
+        .collect();
     ordered.sort_by(|a, b| {
-        (!members.contains(&a.id), a.name.as_str(), &a.version, &a.id.repr).cmp(&(
-            !members.contains(&b.id),
-            b.name.as_str(),
-            &b.version,
-            &b.id.repr,
-        ))
+        (
+            !members.contains(&a.id),
+            a.name.as_str(),
+            &a.version,
+            &a.id.repr,
+        )
+            .cmp(&(
+                !members.contains(&b.id),
+                b.name.as_str(),
+                &b.version,
+                &b.id.repr,
+            ))
     });
 
     let mut packages = Vec::new();
@@ -211,8 +228,14 @@ fn build_workspace(
         };
         let report_roots = is_member
             && (opts.packages.is_empty()
-                || opts.packages.iter().any(|s| matches_spec(s, &pkg.name, &pkg.version.to_string())))
-            && !opts.exclude.iter().any(|s| matches_spec(s, &pkg.name, &pkg.version.to_string()));
+                || opts
+                    .packages
+                    .iter()
+                    .any(|s| matches_spec(s, &pkg.name, &pkg.version.to_string())))
+            && !opts
+                .exclude
+                .iter()
+                .any(|s| matches_spec(s, &pkg.name, &pkg.version.to_string()));
         let features: Vec<String> = nodes
             .get(&pkg.id)
             .map(|n| n.features.iter().map(|f| f.to_string()).collect())
@@ -235,9 +258,14 @@ fn build_workspace(
         });
         let cfg = target_cfg.with_features(features.iter().map(String::as_str));
         let lib = pkg.targets.iter().find(|t| {
-            t.kind.iter().any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib | TargetKind::DyLib))
+            t.kind
+                .iter()
+                .any(|k| matches!(k, TargetKind::Lib | TargetKind::RLib | TargetKind::DyLib))
         });
-        let proc_macro = pkg.targets.iter().any(|t| t.kind.contains(&TargetKind::ProcMacro));
+        let proc_macro = pkg
+            .targets
+            .iter()
+            .any(|t| t.kind.contains(&TargetKind::ProcMacro));
         if proc_macro {
             let name = pkg
                 .targets
@@ -247,7 +275,10 @@ fn build_workspace(
                 .unwrap_or_else(|| pkg.name.replace('-', "_"));
             lib_unit.insert(&pkg.id, DepTarget::Opaque(name));
             if is_member {
-                skipped.push((pkg.name.to_string(), "proc-macro crates run in the compiler, not on a runtime".into()));
+                skipped.push((
+                    pkg.name.to_string(),
+                    "proc-macro crates run in the compiler, not on a runtime".into(),
+                ));
             }
         } else if let Some(lib) = lib {
             lib_unit.insert(&pkg.id, DepTarget::Unit(units.len()));
@@ -263,15 +294,22 @@ fn build_workspace(
             skipped.push((pkg.name.to_string(), "no library target".into()));
         }
         if is_member {
-            for bin in pkg.targets.iter().filter(|t| t.kind.contains(&TargetKind::Bin)) {
-                pending_bins.push((pkg.id.clone(), CrateUnit {
-                    package: package_index,
-                    crate_name: bin.name.replace('-', "_"),
-                    kind: UnitKind::Bin,
-                    root: bin.src_path.as_std_path().to_path_buf(),
-                    deps: BTreeMap::new(),
-                    cfg: cfg.clone(),
-                }));
+            for bin in pkg
+                .targets
+                .iter()
+                .filter(|t| t.kind.contains(&TargetKind::Bin))
+            {
+                pending_bins.push((
+                    pkg.id.clone(),
+                    CrateUnit {
+                        package: package_index,
+                        crate_name: bin.name.replace('-', "_"),
+                        kind: UnitKind::Bin,
+                        root: bin.src_path.as_std_path().to_path_buf(),
+                        deps: BTreeMap::new(),
+                        cfg: cfg.clone(),
+                    },
+                ));
             }
         }
     }
@@ -293,7 +331,10 @@ fn build_workspace(
         if let Some(node) = nodes.get(id) {
             for dep in &node.deps {
                 let normal = dep.dep_kinds.is_empty()
-                    || dep.dep_kinds.iter().any(|k| k.kind == DependencyKind::Normal);
+                    || dep
+                        .dep_kinds
+                        .iter()
+                        .any(|k| k.kind == DependencyKind::Normal);
                 if !normal || dep.name.is_empty() {
                     continue;
                 }

@@ -20,7 +20,10 @@ pub enum Effect {
     /// The call is a blocking API.
     Api { api: ApiKey, confidence: Confidence },
     /// The call continues into an analysed function.
-    Edge { callee: FnId, confidence: Confidence },
+    Edge {
+        callee: FnId,
+        confidence: Confidence,
+    },
 }
 
 /// A blocking API as reported: the rule and the API's concrete path.
@@ -85,8 +88,16 @@ const ALL_ARGS: usize = usize::MAX;
 pub fn build(ws: &Workspace, index: &Index, rules: &RuleDb, resolved: Vec<Vec<Body>>) -> CallGraph {
     let mut leaves = leaves(index, rules);
     infer_wrappers(index, rules, &resolved, &mut leaves);
-    let member_unit: Vec<bool> = index.units.iter().map(|u| ws.packages[u.package].is_member).collect();
-    let report_unit: Vec<bool> = index.units.iter().map(|u| ws.packages[u.package].report_roots).collect();
+    let member_unit: Vec<bool> = index
+        .units
+        .iter()
+        .map(|u| ws.packages[u.package].is_member)
+        .collect();
+    let report_unit: Vec<bool> = index
+        .units
+        .iter()
+        .map(|u| ws.packages[u.package].report_roots)
+        .collect();
 
     let mut bodies = Vec::new();
     let mut fn_body = vec![None; index.fns.len()];
@@ -99,14 +110,28 @@ pub fn build(ws: &Workspace, index: &Index, rules: &RuleDb, resolved: Vec<Vec<Bo
                 flatten(index, rules, &leaves, c, member_unit[unit], &mut calls);
             }
             call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
-            let root = if report_unit[unit] { root_kind(index, f, b.kind) } else { None };
+            let root = if report_unit[unit] {
+                root_kind(index, f, b.kind)
+            } else {
+                None
+            };
             if b.kind == BodyKind::Fn {
                 fn_body[f] = Some(bodies.len());
             }
-            bodies.push(GraphBody { owner: f, kind: b.kind, pos: b.pos, root, calls });
+            bodies.push(GraphBody {
+                owner: f,
+                kind: b.kind,
+                pos: b.pos,
+                root,
+                calls,
+            });
         }
     }
-    CallGraph { bodies, fn_body, call_edges }
+    CallGraph {
+        bodies,
+        fn_body,
+        call_edges,
+    }
 }
 
 fn root_kind(index: &Index, f: FnId, kind: BodyKind) -> Option<RootKind> {
@@ -122,11 +147,13 @@ fn root_kind(index: &Index, f: FnId, kind: BodyKind) -> Option<RootKind> {
                 let name = def.ir.name.as_str();
                 let is_poll_trait = match &index.impls[i].trait_ref {
                     Some(TraitRef::External(p)) => {
-                        (name == "poll" && p.ends_with("Future")) || (name == "poll_next" && p.ends_with("Stream"))
+                        (name == "poll" && p.ends_with("Future"))
+                            || (name == "poll_next" && p.ends_with("Stream"))
                     }
                     Some(TraitRef::Local(t)) => {
                         let tn = index.types[*t].name.as_str();
-                        (name == "poll" && tn == "Future") || (name == "poll_next" && tn == "Stream")
+                        (name == "poll" && tn == "Future")
+                            || (name == "poll_next" && tn == "Stream")
                     }
                     None => false,
                 };
@@ -191,14 +218,22 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
                 continue;
             }
             for f in resolve_absolute(index, &a.pattern) {
-                api.entry(f).or_insert(ApiKey { rule: ri, api_index: ai, path: a.pattern.clone() });
+                api.entry(f).or_insert(ApiKey {
+                    rule: ri,
+                    api_index: ai,
+                    path: a.pattern.clone(),
+                });
             }
         }
     }
     if let Some(ffi) = rules.ffi_rule() {
         for (f, def) in index.fns.iter().enumerate() {
             if def.foreign {
-                api.entry(f).or_insert(ApiKey { rule: ffi, api_index: usize::MAX, path: index.fn_display(f) });
+                api.entry(f).or_insert(ApiKey {
+                    rule: ffi,
+                    api_index: usize::MAX,
+                    path: index.fn_display(f),
+                });
             }
         }
     }
@@ -212,12 +247,19 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
     for o in &rules.opaque {
         opaque.extend(resolve_absolute(index, o));
     }
-    Leaves { api, boundary, opaque }
+    Leaves {
+        api,
+        boundary,
+        opaque,
+    }
 }
 
 fn offloads_arg(leaves: &Leaves, rules: &RuleDb, target: &Target, arg: usize) -> bool {
     match target {
-        Target::Fn(f, _) => leaves.boundary.get(f).is_some_and(|s| s.contains(&ALL_ARGS) || s.contains(&arg)),
+        Target::Fn(f, _) => leaves
+            .boundary
+            .get(f)
+            .is_some_and(|s| s.contains(&ALL_ARGS) || s.contains(&arg)),
         Target::External(p, _) => rules.is_boundary(p),
         _ => false,
     }
@@ -229,11 +271,19 @@ fn infer_wrappers(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>], leaves:
     for _ in 0..16 {
         let mut found = Vec::new();
         for (f, bodies) in resolved.iter().enumerate() {
-            let Some(body) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else { continue };
+            let Some(body) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else {
+                continue;
+            };
             for c in &body.calls {
                 for &(arg, param) in &c.param_args {
-                    let all = !c.targets.is_empty() && c.targets.iter().all(|t| offloads_arg(leaves, rules, t, arg));
-                    let known = leaves.boundary.get(&f).is_some_and(|s| s.contains(&param) || s.contains(&ALL_ARGS));
+                    let all = !c.targets.is_empty()
+                        && c.targets
+                            .iter()
+                            .all(|t| offloads_arg(leaves, rules, t, arg));
+                    let known = leaves
+                        .boundary
+                        .get(&f)
+                        .is_some_and(|s| s.contains(&param) || s.contains(&ALL_ARGS));
                     if all && !known {
                         found.push((f, param));
                     }
@@ -251,7 +301,14 @@ fn infer_wrappers(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>], leaves:
 }
 
 /// Turns a call site (and the sync closures written in its arguments) into effective calls.
-fn flatten(index: &Index, rules: &RuleDb, leaves: &Leaves, c: &CallSite, in_member: bool, out: &mut Vec<EffectiveCall>) {
+fn flatten(
+    index: &Index,
+    rules: &RuleDb,
+    leaves: &Leaves,
+    c: &CallSite,
+    in_member: bool,
+    out: &mut Vec<EffectiveCall>,
+) {
     let mut effects = Vec::new();
     for t in &c.targets {
         if let Some(e) = effect(index, rules, leaves, t, in_member) {
@@ -261,10 +318,16 @@ fn flatten(index: &Index, rules: &RuleDb, leaves: &Leaves, c: &CallSite, in_memb
         }
     }
     if !effects.is_empty() {
-        out.push(EffectiveCall { pos: c.pos, effects });
+        out.push(EffectiveCall {
+            pos: c.pos,
+            effects,
+        });
     }
     for ca in &c.closure_args {
-        let offloaded = !c.targets.is_empty() && c.targets.iter().all(|t| offloads_arg(leaves, rules, t, ca.arg));
+        let offloaded = !c.targets.is_empty()
+            && c.targets
+                .iter()
+                .all(|t| offloads_arg(leaves, rules, t, ca.arg));
         if offloaded {
             continue;
         }
@@ -278,33 +341,60 @@ fn in_scope(rules: &RuleDb, rule: usize, in_member: bool) -> bool {
     rules.rules[rule].scope == Scope::Any || in_member
 }
 
-fn effect(index: &Index, rules: &RuleDb, leaves: &Leaves, t: &Target, in_member: bool) -> Option<Effect> {
+fn effect(
+    index: &Index,
+    rules: &RuleDb,
+    leaves: &Leaves,
+    t: &Target,
+    in_member: bool,
+) -> Option<Effect> {
     match t {
         Target::Fn(f, conf) => {
             if let Some(api) = leaves.api.get(f) {
-                return in_scope(rules, api.rule, in_member).then(|| Effect::Api { api: api.clone(), confidence: *conf });
+                return in_scope(rules, api.rule, in_member).then(|| Effect::Api {
+                    api: api.clone(),
+                    confidence: *conf,
+                });
             }
-            if leaves.opaque.contains(f) || leaves.boundary.get(f).is_some_and(|s| s.contains(&ALL_ARGS)) {
+            if leaves.opaque.contains(f)
+                || leaves
+                    .boundary
+                    .get(f)
+                    .is_some_and(|s| s.contains(&ALL_ARGS))
+            {
                 return None;
             }
             index.fns[*f].ir.body.as_ref()?;
-            Some(Effect::Edge { callee: *f, confidence: *conf })
+            Some(Effect::Edge {
+                callee: *f,
+                confidence: *conf,
+            })
         }
         Target::External(p, conf) => {
             let m = rules.match_path(p)?;
-            in_scope(rules, m.rule, in_member).then(|| Effect::Api { api: api_key(m, p), confidence: *conf })
+            in_scope(rules, m.rule, in_member).then(|| Effect::Api {
+                api: api_key(m, p),
+                confidence: *conf,
+            })
         }
         Target::UnknownMethod(name) => {
             let m = rules.match_fallback(name)?;
             let path = rules.rules[m.rule].apis[m.api].pattern.clone();
-            in_scope(rules, m.rule, in_member).then(|| Effect::Api { api: api_key(m, &path), confidence: Confidence::Low })
+            in_scope(rules, m.rule, in_member).then(|| Effect::Api {
+                api: api_key(m, &path),
+                confidence: Confidence::Low,
+            })
         }
         Target::Unresolved(_) | Target::ParamCall(_) => None,
     }
 }
 
 fn api_key(m: ApiMatch, path: &str) -> ApiKey {
-    ApiKey { rule: m.rule, api_index: m.api, path: path.to_string() }
+    ApiKey {
+        rule: m.rule,
+        api_index: m.api,
+        path: path.to_string(),
+    }
 }
 
 /// Whether a unit is one of the analysed workspace's members (for callers outside this module).
@@ -314,7 +404,16 @@ pub fn unit_is_member(ws: &Workspace, index: &Index, unit: usize) -> bool {
 
 /// Extern names that resolve to analysed units (kept for diagnostics of unanalysed crates).
 pub fn analysed_dep_count(index: &Index) -> usize {
-    index.units.iter().map(|u| u.extern_names.values().filter(|d| matches!(d, DepTarget::Unit(_))).count()).sum()
+    index
+        .units
+        .iter()
+        .map(|u| {
+            u.extern_names
+                .values()
+                .filter(|d| matches!(d, DepTarget::Unit(_)))
+                .count()
+        })
+        .sum()
 }
 
 /// A receiver type's display, for messages.
@@ -323,5 +422,59 @@ pub fn ty_name(index: &Index, t: &Ty) -> String {
         Ty::Adt(TyCon::Local(id), _) => index.type_display(*id),
         Ty::Adt(TyCon::External(p), _) => p.clone(),
         _ => "_".to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::{analyze_files, sites};
+
+    fn one(src: &str) -> Vec<(u32, String)> {
+        sites(&analyze_files(&[("src/lib.rs", src)]))
+    }
+
+    #[test]
+    fn closures_passed_to_offload_boundaries_are_not_reported() {
+        let src = "async fn a() {\n\
+                   tokio::task::spawn_blocking(|| std::fs::read(\"x\"));\n\
+                   std::thread::spawn(move || std::thread::sleep(d()));\n\
+                   let f = || std::fs::read(\"y\");\n\
+                   f();\n}\nfn d() -> std::time::Duration { todo!() }\n";
+        assert_eq!(one(src), [(4, "NB0101".into())]);
+    }
+
+    #[test]
+    fn user_wrappers_around_boundaries_are_inferred_and_chained() {
+        let src = "fn offload<F: FnOnce() + Send + 'static>(f: F) { std::thread::spawn(f); }\n\
+                   fn offload2<F: FnOnce() + Send + 'static>(g: F) { offload(move || g()); }\n\
+                   fn not_a_wrapper<F: FnOnce()>(f: F) { f() }\n\
+                   async fn a() {\n\
+                   offload(|| { std::fs::read(\"x\"); });\n\
+                   offload2(|| { std::fs::read(\"x\"); });\n\
+                   not_a_wrapper(|| { std::fs::read(\"x\"); });\n}\n";
+        assert_eq!(one(src), [(7, "NB0101".into())]);
+    }
+
+    #[test]
+    fn async_blocks_and_closures_are_roots_reported_where_written() {
+        let src = "fn spawn_it() {\n\
+                   tokio::spawn(async move {\n std::fs::read(\"x\");\n });\n\
+                   let c = async move |x: u8| { std::thread::sleep(d()); };\n}\n\
+                   async fn caller() { spawn_it(); }\nfn d() -> std::time::Duration { todo!() }\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(sites(&r), [(3, "NB0101".into()), (5, "NB0201".into())]);
+        let kinds: Vec<&str> = r.findings.iter().map(|f| f.root.kind.as_str()).collect();
+        assert_eq!(kinds, ["async block", "async closure"]);
+    }
+
+    #[test]
+    fn poll_impls_are_async_contexts_and_sync_code_is_not() {
+        let src = "use std::future::Future; use std::pin::Pin; use std::task::{Context, Poll};\n\
+                   struct F;\n\
+                   impl Future for F { type Output = (); fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> {\n std::fs::read(\"x\");\n Poll::Ready(()) } }\n\
+                   fn sync_only() { std::fs::read(\"x\"); }\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(sites(&r), [(4, "NB0101".into())]);
+        assert_eq!(r.findings[0].root.kind, "poll fn");
     }
 }

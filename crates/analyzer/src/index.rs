@@ -63,10 +63,16 @@ pub struct FnDef {
 
 #[derive(Debug)]
 pub enum TypeKind {
-    Struct { fields: Vec<(String, IrType)>, generics: Vec<IrGeneric> },
+    Struct {
+        fields: Vec<(String, IrType)>,
+        generics: Vec<IrGeneric>,
+    },
     Enum,
     Union,
-    Trait { methods: BTreeMap<String, FnId>, supertraits: Vec<IrPath> },
+    Trait {
+        methods: BTreeMap<String, FnId>,
+        supertraits: Vec<IrPath>,
+    },
     Alias(IrType),
 }
 
@@ -180,7 +186,11 @@ impl Index {
             });
             if let Some(p) = parent {
                 let name = m.path.last().cloned().unwrap_or_default();
-                self.modules[p].items.entry(name).or_default().push(Res::Module(id));
+                self.modules[p]
+                    .items
+                    .entry(name)
+                    .or_default()
+                    .push(Res::Module(id));
             }
             for (name, alias) in m.extern_crates {
                 let key = alias.clone().unwrap_or_else(|| name.clone());
@@ -194,24 +204,41 @@ impl Index {
             for f in m.fns {
                 let fid = self.push_fn(lu.unit, id, m.file as usize, FnOwner::Free, false, f);
                 let name = self.fns[fid].ir.name.clone();
-                self.modules[id].items.entry(name).or_default().push(Res::Fn(fid));
+                self.modules[id]
+                    .items
+                    .entry(name)
+                    .or_default()
+                    .push(Res::Fn(fid));
             }
             for f in m.foreign_fns {
                 let fid = self.push_fn(lu.unit, id, m.file as usize, FnOwner::Free, true, f);
                 let name = self.fns[fid].ir.name.clone();
-                self.modules[id].items.entry(name).or_default().push(Res::Fn(fid));
+                self.modules[id]
+                    .items
+                    .entry(name)
+                    .or_default()
+                    .push(Res::Fn(fid));
             }
             for (name, ty) in m.values {
-                self.modules[id].items.entry(name).or_default().push(Res::Value(id, ty));
+                self.modules[id]
+                    .items
+                    .entry(name)
+                    .or_default()
+                    .push(Res::Value(id, ty));
             }
             for t in m.types {
                 let tid = self.types.len();
                 let kind = match t.kind {
-                    IrItemKind::Struct { fields, generics } => TypeKind::Struct { fields, generics },
+                    IrItemKind::Struct { fields, generics } => {
+                        TypeKind::Struct { fields, generics }
+                    }
                     IrItemKind::Enum => TypeKind::Enum,
                     IrItemKind::Union => TypeKind::Union,
                     IrItemKind::TypeAlias(ty) => TypeKind::Alias(ty),
-                    IrItemKind::Trait { methods, supertraits } => {
+                    IrItemKind::Trait {
+                        methods,
+                        supertraits,
+                    } => {
                         self.types.push(TypeDef {
                             unit: lu.unit,
                             module: id,
@@ -222,11 +249,25 @@ impl Index {
                         });
                         let mut by_name = BTreeMap::new();
                         for mf in methods {
-                            let fid = self.push_fn(lu.unit, id, m.file as usize, FnOwner::Trait(tid), false, mf);
+                            let fid = self.push_fn(
+                                lu.unit,
+                                id,
+                                m.file as usize,
+                                FnOwner::Trait(tid),
+                                false,
+                                mf,
+                            );
                             by_name.insert(self.fns[fid].ir.name.clone(), fid);
                         }
-                        self.types[tid].kind = TypeKind::Trait { methods: by_name, supertraits };
-                        self.modules[id].items.entry(t.name).or_default().push(Res::Type(tid));
+                        self.types[tid].kind = TypeKind::Trait {
+                            methods: by_name,
+                            supertraits,
+                        };
+                        self.modules[id]
+                            .items
+                            .entry(t.name)
+                            .or_default()
+                            .push(Res::Type(tid));
                         continue;
                     }
                 };
@@ -238,7 +279,11 @@ impl Index {
                     inherent: BTreeMap::new(),
                     trait_impls: Vec::new(),
                 });
-                self.modules[id].items.entry(t.name).or_default().push(Res::Type(tid));
+                self.modules[id]
+                    .items
+                    .entry(t.name)
+                    .or_default()
+                    .push(Res::Type(tid));
             }
             for imp in m.impls {
                 let iid = self.impls.len();
@@ -254,7 +299,8 @@ impl Index {
                     trait_ref: None,
                 });
                 for f in imp.fns {
-                    let fid = self.push_fn(lu.unit, id, m.file as usize, FnOwner::Impl(iid), false, f);
+                    let fid =
+                        self.push_fn(lu.unit, id, m.file as usize, FnOwner::Impl(iid), false, f);
                     let name = self.fns[fid].ir.name.clone();
                     self.impls[iid].fns.insert(name, fid);
                 }
@@ -271,19 +317,40 @@ impl Index {
         }
     }
 
-    fn push_fn(&mut self, unit: UnitId, module: ModId, file: FileId, owner: FnOwner, foreign: bool, ir: IrFn) -> FnId {
-        self.fns.push(FnDef { unit, module, file, owner, foreign, ir });
+    fn push_fn(
+        &mut self,
+        unit: UnitId,
+        module: ModId,
+        file: FileId,
+        owner: FnOwner,
+        foreign: bool,
+        ir: IrFn,
+    ) -> FnId {
+        self.fns.push(FnDef {
+            unit,
+            module,
+            file,
+            owner,
+            foreign,
+            ir,
+        });
         self.fns.len() - 1
     }
 
     fn extern_crate(&self, unit: UnitId, name: &str) -> Vec<Res> {
         match self.units[unit].extern_names.get(name) {
-            Some(DepTarget::Unit(u)) if self.units[*u].root != usize::MAX => vec![Res::Module(self.units[*u].root)],
-            Some(DepTarget::Unit(u)) => vec![Res::ExternalRoot(vec![self.units[*u].crate_name.clone()])],
+            Some(DepTarget::Unit(u)) if self.units[*u].root != usize::MAX => {
+                vec![Res::Module(self.units[*u].root)]
+            }
+            Some(DepTarget::Unit(u)) => {
+                vec![Res::ExternalRoot(vec![self.units[*u].crate_name.clone()])]
+            }
             Some(DepTarget::Opaque(n)) => vec![Res::ExternalRoot(vec![n.clone()])],
             None => match name {
                 "std" | "core" | "alloc" => vec![Res::ExternalRoot(vec!["std".to_string()])],
-                _ if name == self.units[unit].crate_name => vec![Res::Module(self.units[unit].root)],
+                _ if name == self.units[unit].crate_name => {
+                    vec![Res::Module(self.units[unit].root)]
+                }
                 _ => Vec::new(),
             },
         }
@@ -300,9 +367,23 @@ impl Index {
                         (&u.path[..], None)
                     } else if u.path.last().is_some_and(|l| l == "self") {
                         let p = &u.path[..u.path.len() - 1];
-                        (p, Some(u.alias.clone().unwrap_or_else(|| p.last().cloned().unwrap_or_default())))
+                        (
+                            p,
+                            Some(
+                                u.alias
+                                    .clone()
+                                    .unwrap_or_else(|| p.last().cloned().unwrap_or_default()),
+                            ),
+                        )
                     } else {
-                        (&u.path[..], Some(u.alias.clone().unwrap_or_else(|| u.path.last().cloned().unwrap_or_default())))
+                        (
+                            &u.path[..],
+                            Some(
+                                u.alias
+                                    .clone()
+                                    .unwrap_or_else(|| u.path.last().cloned().unwrap_or_default()),
+                            ),
+                        )
                     };
                     if name.as_deref() == Some("_") || path.is_empty() {
                         continue;
@@ -350,12 +431,19 @@ impl Index {
         for iid in 0..self.impls.len() {
             let module = self.impls[iid].module;
             let generics = self.impls[iid].generics.clone();
-            let self_ty = self.resolve_type(module, &self.impls[iid].ir_self.clone(), &generics, None);
-            let trait_ref = self.impls[iid].ir_trait.clone().map(|p| self.resolve_trait(module, &p));
+            let self_ty =
+                self.resolve_type(module, &self.impls[iid].ir_self.clone(), &generics, None);
+            let trait_ref = self.impls[iid]
+                .ir_trait
+                .clone()
+                .map(|p| self.resolve_trait(module, &p));
             match (&self_ty, &trait_ref) {
                 (Ty::Adt(TyCon::Local(tid), _), None) => {
-                    let names: Vec<(String, FnId)> =
-                        self.impls[iid].fns.iter().map(|(n, f)| (n.clone(), *f)).collect();
+                    let names: Vec<(String, FnId)> = self.impls[iid]
+                        .fns
+                        .iter()
+                        .map(|(n, f)| (n.clone(), *f))
+                        .collect();
                     for (n, f) in names {
                         self.types[*tid].inherent.entry(n).or_default().push(f);
                     }
@@ -397,6 +485,9 @@ impl Index {
                 _ => {}
             }
         }
+        if found.is_empty() {
+            found = self.external_glob(module, name);
+        }
         found
     }
 
@@ -407,7 +498,13 @@ impl Index {
         match name {
             "crate" => return vec![Res::Module(self.units[unit].root)],
             "self" => return vec![Res::Module(module)],
-            "super" => return self.modules[module].parent.map(Res::Module).into_iter().collect(),
+            "super" => {
+                return self.modules[module]
+                    .parent
+                    .map(Res::Module)
+                    .into_iter()
+                    .collect()
+            }
             "Self" => return Vec::new(),
             _ => {}
         }
@@ -422,20 +519,37 @@ impl Index {
         if let Some(p) = prelude_path(name) {
             return vec![Res::External(p)];
         }
-        let mut found = Vec::new();
-        for g in &self.modules[module].globs {
-            if let Res::ExternalRoot(p) | Res::External(p) = g {
-                let mut q = p.clone();
-                q.push(name.to_string());
-                found.push(Res::External(canonical_external(q)));
-            }
+        Vec::new()
+    }
+
+    /// `use std::fs::*` in a module: a name not found otherwise may come from that glob. Only
+    /// the first such glob is used, and never for names of std's prelude.
+    fn external_glob(&self, module: ModId, name: &str) -> Vec<Res> {
+        if prelude_path(name).is_some() {
+            return Vec::new();
         }
-        found.truncate(1);
-        found
+        self.modules[module]
+            .globs
+            .iter()
+            .find_map(|g| match g {
+                Res::ExternalRoot(p) | Res::External(p) => {
+                    let mut q = p.clone();
+                    q.push(name.to_string());
+                    Some(vec![Res::External(canonical_external(q))])
+                }
+                _ => None,
+            })
+            .unwrap_or_default()
     }
 
     /// Resolves a path written in `module` to every item it may name.
-    pub fn resolve_path_in(&self, module: ModId, segs: &[String], leading_colon: bool, depth: usize) -> Vec<Res> {
+    pub fn resolve_path_in(
+        &self,
+        module: ModId,
+        segs: &[String],
+        leading_colon: bool,
+        depth: usize,
+    ) -> Vec<Res> {
         if segs.is_empty() || depth > MAX_RESOLVE_DEPTH {
             return Vec::new();
         }
@@ -459,7 +573,11 @@ impl Index {
                         let mut q = p.clone();
                         q.push(seg.clone());
                         let q = canonical_external(q);
-                        let r = if matches!(r, Res::ExternalRoot(_)) { Res::ExternalRoot(q) } else { Res::External(q) };
+                        let r = if matches!(r, Res::ExternalRoot(_)) {
+                            Res::ExternalRoot(q)
+                        } else {
+                            Res::External(q)
+                        };
                         next.push(r);
                     }
                     // `Type::assoc` is handled by the caller, which knows the receiver context.
@@ -484,7 +602,9 @@ impl Index {
         let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
         for r in self.resolve_path_in(module, &names, p.leading_colon, 0) {
             match r {
-                Res::Type(t) if matches!(self.types[t].kind, TypeKind::Trait { .. }) => return TraitRef::Local(t),
+                Res::Type(t) if matches!(self.types[t].kind, TypeKind::Trait { .. }) => {
+                    return TraitRef::Local(t)
+                }
                 Res::External(p) => return TraitRef::External(p.join("::")),
                 _ => {}
             }
@@ -493,7 +613,13 @@ impl Index {
     }
 
     /// Resolves a written type in `module`, with `generics` in scope and `self_ty` for `Self`.
-    pub fn resolve_type(&self, module: ModId, t: &IrType, generics: &[IrGeneric], self_ty: Option<&Ty>) -> Ty {
+    pub fn resolve_type(
+        &self,
+        module: ModId,
+        t: &IrType,
+        generics: &[IrGeneric],
+        self_ty: Option<&Ty>,
+    ) -> Ty {
         self.resolve_type_depth(module, t, generics, self_ty, 0)
     }
 
@@ -513,9 +639,12 @@ impl Index {
             IrType::Ref(inner) => Ty::Ref(Box::new(rec(inner))),
             IrType::Slice(inner) | IrType::Array(inner) => Ty::Slice(Box::new(rec(inner))),
             IrType::Tuple(elems) => Ty::Tuple(elems.iter().map(rec).collect()),
-            IrType::ImplTrait(bounds) | IrType::DynTrait(bounds) => {
-                Ty::Dyn(bounds.iter().map(|b| self.resolve_trait(module, b)).collect())
-            }
+            IrType::ImplTrait(bounds) | IrType::DynTrait(bounds) => Ty::Dyn(
+                bounds
+                    .iter()
+                    .map(|b| self.resolve_trait(module, b))
+                    .collect(),
+            ),
             IrType::Path(p) => {
                 if let Some(q) = &p.qself {
                     // `<T as Trait>::Assoc`: unknown without trait solving.
@@ -532,11 +661,19 @@ impl Index {
                     if let Some(g) = generics.iter().find(|g| g.name == name) {
                         return Ty::Param {
                             name: name.to_string(),
-                            bounds: g.bounds.iter().map(|b| self.resolve_trait(module, b)).collect(),
+                            bounds: g
+                                .bounds
+                                .iter()
+                                .map(|b| self.resolve_trait(module, b))
+                                .collect(),
                         };
                     }
                 }
-                let args: Vec<Ty> = p.segments.last().map(|s| s.generics.iter().map(rec).collect()).unwrap_or_default();
+                let args: Vec<Ty> = p
+                    .segments
+                    .last()
+                    .map(|s| s.generics.iter().map(rec).collect())
+                    .unwrap_or_default();
                 let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
                 if names.first().is_some_and(|n| n == "Self") && names.len() == 2 {
                     // `Self::Target` and friends: look in the impl's associated types.
@@ -598,7 +735,11 @@ impl Index {
     }
 
     pub fn type_display(&self, t: TypeId) -> String {
-        format!("{}::{}", self.module_display(self.types[t].module), self.types[t].name)
+        format!(
+            "{}::{}",
+            self.module_display(self.types[t].module),
+            self.types[t].name
+        )
     }
 
     pub fn module_display(&self, m: ModId) -> String {
@@ -625,11 +766,22 @@ impl Index {
         } else {
             None
         };
-        let candidates = self.macros.iter().enumerate().filter(|(_, m)| m.name == name);
+        let candidates = self
+            .macros
+            .iter()
+            .enumerate()
+            .filter(|(_, m)| m.name == name);
         match target_unit {
-            Some(u) => candidates.filter(|(_, m)| m.unit == u).map(|(i, _)| i).next(),
+            Some(u) => candidates
+                .filter(|(_, m)| m.unit == u)
+                .map(|(i, _)| i)
+                .next(),
             None => {
-                let own = self.macros.iter().enumerate().find(|(_, m)| m.name == name && m.unit == unit);
+                let own = self
+                    .macros
+                    .iter()
+                    .enumerate()
+                    .find(|(_, m)| m.name == name && m.unit == unit);
                 if let Some((i, _)) = own {
                     return Some(i);
                 }
@@ -641,7 +793,10 @@ impl Index {
                         _ => None,
                     })
                     .collect();
-                candidates.filter(|(_, m)| m.exported && deps.contains(&m.unit)).map(|(i, _)| i).next()
+                candidates
+                    .filter(|(_, m)| m.exported && deps.contains(&m.unit))
+                    .map(|(i, _)| i)
+                    .next()
             }
         }
     }

@@ -9,7 +9,9 @@
 use serde::{Deserialize, Serialize};
 
 /// A position in a source file: 1-based line, 1-based column (characters, as rustc prints).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
+)]
 pub struct Pos {
     pub line: u32,
     pub column: u32,

@@ -19,6 +19,9 @@ pub mod resolve;
 pub mod rules;
 pub mod ty;
 
+#[cfg(test)]
+pub(crate) mod testutil;
+
 use std::collections::BTreeMap;
 use std::time::Instant;
 
@@ -52,7 +55,9 @@ pub fn analyze(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError> {
             builder = builder.num_threads(n);
         }
     }
-    let pool = builder.build().map_err(|e| FatalError(format!("cannot start analysis threads: {e}")))?;
+    let pool = builder
+        .build()
+        .map_err(|e| FatalError(format!("cannot start analysis threads: {e}")))?;
     pool.install(|| analyze_in_pool(opts, rules))
 }
 
@@ -67,8 +72,28 @@ fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError>
 
     let ws = discover::discover(opts).map_err(FatalError)?;
     lap("discover", &mut phases);
+    Ok(analyze_workspace(&ws, rules, start, phases))
+}
 
-    let loads: Vec<load::UnitLoad> = (0..ws.units.len()).into_par_iter().map(|u| load::load_unit(&ws, u)).collect();
+/// Runs every stage after discovery. Public so tests can analyse a synthetic workspace without
+/// `cargo metadata`.
+pub fn analyze_workspace(
+    ws: &discover::Workspace,
+    rules: &RuleDb,
+    start: Instant,
+    mut phases: BTreeMap<String, f64>,
+) -> Report {
+    let ws = ws.clone();
+    let mut phase_start = Instant::now();
+    let mut lap = |name: &str, phases: &mut BTreeMap<String, f64>| {
+        phases.insert(name.to_string(), phase_start.elapsed().as_secs_f64());
+        phase_start = Instant::now();
+    };
+
+    let loads: Vec<load::UnitLoad> = (0..ws.units.len())
+        .into_par_iter()
+        .map(|u| load::load_unit(&ws, u))
+        .collect();
     lap("parse", &mut phases);
 
     // Rebase per-unit file ids into one table, in unit order.
@@ -85,14 +110,21 @@ fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError>
         loaded.push(l.loaded);
     }
     for (name, why) in &ws.skipped {
-        errors.push(Diagnostic { kind: "skipped".into(), file: None, package: Some(name.clone()), message: why.clone() });
+        errors.push(Diagnostic {
+            kind: "skipped".into(),
+            file: None,
+            package: Some(name.clone()),
+            message: why.clone(),
+        });
     }
     let index = index::Index::build(&ws, loaded);
     lap("index", &mut phases);
 
     let resolved = resolve::resolve_all(&index, rules);
-    let mut unresolved_by_reason: BTreeMap<String, usize> =
-        resolve::Unresolved::ALL.iter().map(|u| (u.as_str().to_string(), 0)).collect();
+    let mut unresolved_by_reason: BTreeMap<String, usize> = resolve::Unresolved::ALL
+        .iter()
+        .map(|u| (u.as_str().to_string(), 0))
+        .collect();
     for bodies in &resolved {
         for b in bodies {
             count_unresolved(&b.calls, &mut unresolved_by_reason);
@@ -107,7 +139,13 @@ fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError>
     let raw = propagate::findings(&graph, &summaries);
     lap("propagate", &mut phases);
 
-    let input = report::ReportInput { ws: &ws, index: &index, rules, graph: &graph, files: &files };
+    let input = report::ReportInput {
+        ws: &ws,
+        index: &index,
+        rules,
+        graph: &graph,
+        files: &files,
+    };
     let findings = report::assemble(&input, raw);
     errors.sort();
     errors.dedup();
@@ -125,15 +163,24 @@ fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError>
         seconds: start.elapsed().as_secs_f64(),
         phases,
     };
-    Ok(Report { schema: report::SCHEMA, findings, errors, stats })
+    Report {
+        schema: report::SCHEMA,
+        findings,
+        errors,
+        stats,
+    }
 }
 
 fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usize>) {
     for c in calls {
         for t in &c.targets {
             match t {
-                resolve::Target::Unresolved(u) => *out.entry(u.as_str().to_string()).or_default() += 1,
-                resolve::Target::UnknownMethod(_) => *out.entry("unknown_receiver".to_string()).or_default() += 1,
+                resolve::Target::Unresolved(u) => {
+                    *out.entry(u.as_str().to_string()).or_default() += 1
+                }
+                resolve::Target::UnknownMethod(_) => {
+                    *out.entry("unknown_receiver".to_string()).or_default() += 1
+                }
                 _ => {}
             }
         }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::discover::{CrateUnit, Workspace};
 use crate::index::LoadedUnit;
 use crate::ir::IrModule;
-use crate::lower::{Lowerer, ModDecl};
+use crate::lower::{ItemMacros, Lowerer, ModDecl};
 use crate::report::Diagnostic;
 
 /// Files larger than this are reported and skipped: generated tables of this size hold no
@@ -38,7 +38,13 @@ struct Loader<'a> {
     unit_index: usize,
     unit: &'a CrateUnit,
     package_dir: PathBuf,
-    seen: BTreeSet<PathBuf>,
+    /// Files on the current `mod` chain: loading one again is a cycle.
+    stack: Vec<PathBuf>,
+    /// Module paths already loaded: a second declaration (both arms of an over-approximated
+    /// cfg macro) is skipped silently.
+    loaded_paths: BTreeSet<Vec<String>>,
+    /// `macro_rules!` seen so far in this crate, for expanding item macros (textual order).
+    item_macros: ItemMacros,
     modules: Vec<IrModule>,
     files: Vec<SourceFile>,
     diagnostics: Vec<Diagnostic>,
@@ -54,7 +60,9 @@ pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
         unit_index,
         unit,
         package_dir,
-        seen: BTreeSet::new(),
+        stack: Vec::new(),
+        loaded_paths: BTreeSet::new(),
+        item_macros: ItemMacros::default(),
         modules: Vec::new(),
         files: Vec::new(),
         diagnostics: Vec::new(),
@@ -63,7 +71,10 @@ pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
     let dir = root.parent().map(Path::to_path_buf).unwrap_or_default();
     loader.load_file(&root, Vec::new(), dir, 0);
     UnitLoad {
-        loaded: LoadedUnit { unit: unit_index, modules: loader.modules },
+        loaded: LoadedUnit {
+            unit: unit_index,
+            modules: loader.modules,
+        },
         files: loader.files,
         diagnostics: loader.diagnostics,
     }
@@ -84,15 +95,29 @@ impl Loader<'_> {
     }
 
     /// Loads `path` as module `module_path`; `child_dir` is where its `mod x;` files live.
-    fn load_file(&mut self, path: &Path, module_path: Vec<String>, child_dir: PathBuf, depth: usize) {
+    fn load_file(
+        &mut self,
+        path: &Path,
+        module_path: Vec<String>,
+        child_dir: PathBuf,
+        depth: usize,
+    ) {
         if depth > MAX_MODULE_DEPTH {
-            self.diag("module", path, "module nesting deeper than 64 levels; not followed".into());
+            self.diag(
+                "module",
+                path,
+                "module nesting deeper than 64 levels; not followed".into(),
+            );
             return;
         }
         let canonical = match path.canonicalize() {
             Ok(c) => c,
             Err(e) => {
-                let what = if module_path.is_empty() { "crate root" } else { "module file" };
+                let what = if module_path.is_empty() {
+                    "crate root"
+                } else {
+                    "module file"
+                };
                 self.diag("io", path, format!("cannot read {what}: {e}"));
                 return;
             }
@@ -101,17 +126,38 @@ impl Loader<'_> {
             self.diag(
                 "module",
                 path,
-                format!("module `{}` points outside its package; not followed", module_path.join("::")),
+                format!(
+                    "module `{}` points outside its package; not followed",
+                    module_path.join("::")
+                ),
             );
             return;
         }
-        if !self.seen.insert(canonical.clone()) {
-            self.diag("module", path, format!("module `{}` loads a file already loaded (a `mod` cycle); not followed", module_path.join("::")));
+        if self.stack.contains(&canonical) {
+            self.diag(
+                "module",
+                path,
+                format!(
+                    "module `{}` includes its own ancestor (a `mod` cycle); not followed",
+                    module_path.join("::")
+                ),
+            );
+            return;
+        }
+        if !self.loaded_paths.insert(module_path.clone()) {
             return;
         }
         let bytes = match std::fs::metadata(&canonical) {
             Ok(m) if m.len() > MAX_FILE_BYTES => {
-                self.diag("size", path, format!("file is {} bytes, over the {} byte limit; skipped", m.len(), MAX_FILE_BYTES));
+                self.diag(
+                    "size",
+                    path,
+                    format!(
+                        "file is {} bytes, over the {} byte limit; skipped",
+                        m.len(),
+                        MAX_FILE_BYTES
+                    ),
+                );
                 return;
             }
             Ok(m) => m.len(),
@@ -124,7 +170,14 @@ impl Loader<'_> {
             Ok(b) => match String::from_utf8(b) {
                 Ok(t) => t,
                 Err(e) => {
-                    self.diag("encoding", path, format!("file is not valid UTF-8 (at byte {})", e.utf8_error().valid_up_to()));
+                    self.diag(
+                        "encoding",
+                        path,
+                        format!(
+                            "file is not valid UTF-8 (at byte {})",
+                            e.utf8_error().valid_up_to()
+                        ),
+                    );
                     return;
                 }
             },
@@ -142,9 +195,15 @@ impl Loader<'_> {
             }
         };
         let file_id = self.files.len() as u32;
-        self.files.push(SourceFile { path: path.to_path_buf(), unit: self.unit_index, bytes });
+        self.files.push(SourceFile {
+            path: path.to_path_buf(),
+            unit: self.unit_index,
+            bytes,
+        });
         let file_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        self.stack.push(canonical);
         self.lower_module(file.items, module_path, file_id, child_dir, file_dir, depth);
+        self.stack.pop();
     }
 
     fn lower_module(
@@ -158,11 +217,23 @@ impl Loader<'_> {
     ) {
         let crate_name = self.unit.crate_name.clone();
         let cfg = self.unit.cfg.clone();
-        let mut module = IrModule { path: module_path.clone(), file: file_id, ..Default::default() };
-        let decls = Lowerer::new(&cfg, &crate_name).lower_items(items, &mut module);
+        let mut module = IrModule {
+            path: module_path.clone(),
+            file: file_id,
+            ..Default::default()
+        };
+        let decls =
+            Lowerer::new(&cfg, &crate_name, &mut self.item_macros).lower_items(items, &mut module);
         self.modules.push(module);
         for decl in decls {
-            self.load_decl(decl, &module_path, file_id, &child_dir, &file_dir, depth + 1);
+            self.load_decl(
+                decl,
+                &module_path,
+                file_id,
+                &child_dir,
+                &file_dir,
+                depth + 1,
+            );
         }
     }
 
@@ -182,11 +253,15 @@ impl Loader<'_> {
         }
         match decl.inline {
             Some(items) => {
+                if !self.loaded_paths.insert(module_path.clone()) {
+                    return;
+                }
                 let dir = match &decl.path_attr {
                     Some(p) => child_dir.join(p),
                     None => child_dir.join(&decl.name),
                 };
-                self.lower_module(items, module_path, file_id, dir, file_dir.to_path_buf(), depth);
+                // `#[path]` inside an inline module is relative to the inline module's directory.
+                self.lower_module(items, module_path, file_id, dir.clone(), dir, depth);
             }
             None => {
                 let (file, dir) = match &decl.path_attr {
@@ -204,7 +279,11 @@ impl Loader<'_> {
                             (nested, child_dir.join(&decl.name))
                         } else {
                             let shown = self.ws.display_path(&flat);
-                            let parent_file = self.files.get(file_id as usize).map(|f| f.path.clone()).unwrap_or_default();
+                            let parent_file = self
+                                .files
+                                .get(file_id as usize)
+                                .map(|f| f.path.clone())
+                                .unwrap_or_default();
                             self.diag(
                                 "module",
                                 &parent_file,

@@ -20,11 +20,22 @@ const MAX_DEPTH: usize = 3000;
 
 pub fn pos(span: Span) -> Pos {
     let lc = span.start();
-    Pos { line: lc.line as u32, column: lc.column as u32 + 1 }
+    Pos {
+        line: lc.line as u32,
+        column: lc.column as u32 + 1,
+    }
+}
+
+/// Attributes that a crate's item-wrapping macros (`macro_rules! cfg_rt { ($($item:item)*) =>
+/// { $( #[cfg(feature = "rt")] $item )* } }`) put on each item, by macro name.
+#[derive(Default)]
+pub struct ItemMacros {
+    wrappers: std::collections::BTreeMap<String, Vec<syn::Attribute>>,
 }
 
 pub struct Lowerer<'a> {
     pub cfg: &'a CfgSet,
+    item_macros: &'a mut ItemMacros,
     /// The crate being lowered: `$crate` in its macros becomes `::crate_name`.
     pub crate_name: &'a str,
     depth: usize,
@@ -42,8 +53,14 @@ pub struct ModDecl {
 }
 
 impl<'a> Lowerer<'a> {
-    pub fn new(cfg: &'a CfgSet, crate_name: &'a str) -> Self {
-        Lowerer { cfg, crate_name, depth: 0, nested_fns: Vec::new() }
+    pub fn new(cfg: &'a CfgSet, crate_name: &'a str, item_macros: &'a mut ItemMacros) -> Self {
+        Lowerer {
+            cfg,
+            item_macros,
+            crate_name,
+            depth: 0,
+            nested_fns: Vec::new(),
+        }
     }
 
     /// Lowers a module's items into `module`; returns the `mod` declarations to load.
@@ -74,7 +91,10 @@ impl<'a> Lowerer<'a> {
                 let fields = self.lower_fields(s.fields);
                 module.types.push(IrTypeItem {
                     name: s.ident.to_string(),
-                    kind: IrItemKind::Struct { fields, generics: self.lower_generics(&s.generics) },
+                    kind: IrItemKind::Struct {
+                        fields,
+                        generics: self.lower_generics(&s.generics),
+                    },
                     pos: pos(s.ident.span()),
                 });
             }
@@ -113,7 +133,10 @@ impl<'a> Lowerer<'a> {
                     .collect();
                 module.types.push(IrTypeItem {
                     name: t.ident.to_string(),
-                    kind: IrItemKind::Trait { methods, supertraits },
+                    kind: IrItemKind::Trait {
+                        methods,
+                        supertraits,
+                    },
                     pos: pos(t.ident.span()),
                 });
             }
@@ -127,12 +150,18 @@ impl<'a> Lowerer<'a> {
                             if !self.cfg.keep(&mut f.attrs) || is_test_fn(&f.attrs) {
                                 continue;
                             }
-                            fns.push(self.lower_fn(&f.attrs, &f.sig, Some(&f.block), Some(&self_ty)));
+                            fns.push(self.lower_fn(
+                                &f.attrs,
+                                &f.sig,
+                                Some(&f.block),
+                                Some(&self_ty),
+                            ));
                         }
                         syn::ImplItem::Type(t) => {
-                            if self.cfg.keep(&mut t.attrs) {
-                                assoc_types.push((t.ident.to_string(), lower_type(&t.ty)));
+                            if !self.cfg.keep(&mut t.attrs) {
+                                continue;
                             }
+                            assoc_types.push((t.ident.to_string(), lower_type(&t.ty)));
                         }
                         _ => {}
                     }
@@ -145,7 +174,12 @@ impl<'a> Lowerer<'a> {
                     assoc_types,
                 });
             }
-            syn::Item::Use(u) => flatten_use(&u.tree, &mut Vec::new(), u.leading_colon.is_some(), &mut module.uses),
+            syn::Item::Use(u) => flatten_use(
+                &u.tree,
+                &mut Vec::new(),
+                u.leading_colon.is_some(),
+                &mut module.uses,
+            ),
             syn::Item::ExternCrate(e) => {
                 let name = e.ident.to_string();
                 let alias = e.rename.as_ref().map(|(_, i)| i.to_string());
@@ -157,21 +191,34 @@ impl<'a> Lowerer<'a> {
                         if !self.cfg.keep(&mut f.attrs) {
                             continue;
                         }
-                        module.foreign_fns.push(self.lower_fn(&f.attrs, &f.sig, None, None));
+                        module
+                            .foreign_fns
+                            .push(self.lower_fn(&f.attrs, &f.sig, None, None));
                     }
                 }
             }
             syn::Item::Mod(m) => {
                 let name = m.ident.to_string();
-                let path_attr = m.attrs.iter().find(|a| a.path().is_ident("path")).and_then(|a| match &a.meta {
-                    syn::Meta::NameValue(nv) => match &nv.value {
-                        syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                let path_attr = m
+                    .attrs
+                    .iter()
+                    .find(|a| a.path().is_ident("path"))
+                    .and_then(|a| match &a.meta {
+                        syn::Meta::NameValue(nv) => match &nv.value {
+                            syn::Expr::Lit(syn::ExprLit {
+                                lit: syn::Lit::Str(s),
+                                ..
+                            }) => Some(s.value()),
+                            _ => None,
+                        },
                         _ => None,
-                    },
-                    _ => None,
-                });
+                    });
                 module.children.push(name.clone());
-                mods.push(ModDecl { name, path_attr, inline: m.content.map(|(_, items)| items) });
+                mods.push(ModDecl {
+                    name,
+                    path_attr,
+                    inline: m.content.map(|(_, items)| items),
+                });
             }
             syn::Item::Const(c) => module.values.push((c.ident.to_string(), lower_type(&c.ty))),
             syn::Item::Static(s) => module.values.push((s.ident.to_string(), lower_type(&s.ty))),
@@ -180,25 +227,57 @@ impl<'a> Lowerer<'a> {
         }
     }
 
-    fn lower_item_macro(&mut self, m: syn::ItemMacro, module: &mut IrModule, mods: &mut Vec<ModDecl>) {
+    fn lower_item_macro(
+        &mut self,
+        m: syn::ItemMacro,
+        module: &mut IrModule,
+        mods: &mut Vec<ModDecl>,
+    ) {
         if m.mac.path.is_ident("macro_rules") {
             if let Some(ident) = &m.ident {
                 let exported = m.attrs.iter().any(|a| a.path().is_ident("macro_export"));
+                let transcribers = macro_rules_transcribers(m.mac.tokens.clone());
+                if let [only] = transcribers.as_slice() {
+                    if let Some(attrs) = item_wrapper_attrs(only.clone()) {
+                        self.item_macros.wrappers.insert(ident.to_string(), attrs);
+                    }
+                }
                 let arms = macro_rules_transcribers(m.mac.tokens.clone())
                     .into_iter()
                     .map(|t| self.lenient_exprs(substitute_metavars(t, self.crate_name)))
                     .collect();
-                module.macros.push(IrMacro { name: ident.to_string(), exported, arms });
+                module.macros.push(IrMacro {
+                    name: ident.to_string(),
+                    exported,
+                    arms,
+                });
             }
             return;
         }
-        let last = m.mac.path.segments.last().map(|s| s.ident.to_string()).unwrap_or_default();
+        let last = m
+            .mac
+            .path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
         let items = if last == "cfg_if" {
             self.cfg_if_items(m.mac.tokens.clone())
         } else {
-            // The `cfg_rt! { pub mod x; }` idiom: a macro whose body is plain items. Items whose
-            // cfg the transcriber would add are included unconditionally (over-approximation).
-            syn::parse2::<syn::File>(m.mac.tokens.clone()).map(|f| f.items).unwrap_or_default()
+            // The `cfg_rt! { pub mod x; }` idiom: a macro whose body is plain items. A wrapper
+            // defined earlier in this crate lends its attributes (its `#[cfg]`) to each item; for
+            // other macros the items are included as written (an over-approximation).
+            let mut items = parse_items(m.mac.tokens.clone());
+            if let Some(attrs) = self.item_macros.wrappers.get(&last) {
+                for item in &mut items {
+                    if let Some(item_attrs) = item_attrs_mut(item) {
+                        let mut all = attrs.clone();
+                        all.append(item_attrs);
+                        *item_attrs = all;
+                    }
+                }
+            }
+            items
         };
         if self.depth > MAX_DEPTH {
             return;
@@ -220,7 +299,9 @@ impl<'a> Lowerer<'a> {
             if is_if {
                 // if # [cfg(..)] { .. }
                 let cond = match (tts.get(i + 1), tts.get(i + 2)) {
-                    (Some(TokenTree::Punct(p)), Some(TokenTree::Group(g))) if p.as_char() == '#' => {
+                    (Some(TokenTree::Punct(p)), Some(TokenTree::Group(g)))
+                        if p.as_char() == '#' =>
+                    {
                         let attr_tokens = g.stream();
                         syn::Attribute::parse_outer
                             .parse2(quote::quote!(# [ #attr_tokens ]))
@@ -229,7 +310,9 @@ impl<'a> Lowerer<'a> {
                     }
                     _ => return Vec::new(),
                 };
-                let Some(TokenTree::Group(body)) = tts.get(i + 3) else { return Vec::new() };
+                let Some(TokenTree::Group(body)) = tts.get(i + 3) else {
+                    return Vec::new();
+                };
                 if cond {
                     return parse_items(body.stream());
                 }
@@ -254,7 +337,11 @@ impl<'a> Lowerer<'a> {
             if !self.cfg.keep(&mut f.attrs) {
                 continue;
             }
-            let name = f.ident.as_ref().map(|i| i.to_string()).unwrap_or_else(|| i.to_string());
+            let name = f
+                .ident
+                .as_ref()
+                .map(|i| i.to_string())
+                .unwrap_or_else(|| i.to_string());
             out.push((name, lower_type(&f.ty)));
         }
         out
@@ -274,7 +361,8 @@ impl<'a> Lowerer<'a> {
                     if let syn::Type::Path(tp) = &pt.bounded_ty {
                         if let Some(id) = tp.path.get_ident() {
                             let name = id.to_string();
-                            let bounds: Vec<IrPath> = pt.bounds.iter().filter_map(bound_path).collect();
+                            let bounds: Vec<IrPath> =
+                                pt.bounds.iter().filter_map(bound_path).collect();
                             match out.iter_mut().find(|g| g.name == name) {
                                 Some(g) => g.bounds.extend(bounds),
                                 None => out.push(IrGeneric { name, bounds }),
@@ -313,10 +401,16 @@ impl<'a> Lowerer<'a> {
         for (i, (_, ty)) in params.iter_mut().enumerate() {
             if let IrType::ImplTrait(bounds) = ty {
                 let name = format!("impl#{i}");
-                generics.push(IrGeneric { name: name.clone(), bounds: std::mem::take(bounds) });
+                generics.push(IrGeneric {
+                    name: name.clone(),
+                    bounds: std::mem::take(bounds),
+                });
                 *ty = IrType::Path(IrPath {
                     leading_colon: false,
-                    segments: vec![IrSegment { name, generics: vec![] }],
+                    segments: vec![IrSegment {
+                        name,
+                        generics: vec![],
+                    }],
                     qself: None,
                     qself_position: 0,
                 });
@@ -327,9 +421,17 @@ impl<'a> Lowerer<'a> {
             syn::ReturnType::Type(_, t) => Some(lower_type(t)),
         };
         let runtime_entry = attrs.iter().any(|a| {
-            let segs: Vec<String> = a.path().segments.iter().map(|s| s.ident.to_string()).collect();
+            let segs: Vec<String> = a
+                .path()
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
             segs.len() == 2
-                && matches!(segs[0].as_str(), "tokio" | "actix_web" | "actix_rt" | "async_std" | "ntex")
+                && matches!(
+                    segs[0].as_str(),
+                    "tokio" | "actix_web" | "actix_rt" | "async_std" | "ntex"
+                )
                 && matches!(segs[1].as_str(), "main" | "test")
         });
         let body = body.map(|b| self.lower_block(b));
@@ -345,7 +447,10 @@ impl<'a> Lowerer<'a> {
             },
             body,
             pos: pos(sig.ident.span()),
-            attrs: FnAttrs { runtime_entry, item_line: pos(sig.fn_token.span).line },
+            attrs: FnAttrs {
+                runtime_entry,
+                item_line: pos(sig.fn_token.span).line,
+            },
         }
     }
 
@@ -371,10 +476,19 @@ impl<'a> Lowerer<'a> {
                     p => (lower_pat(p), None),
                 };
                 let init = local.init.as_ref().map(|i| self.lower_expr(&i.expr));
-                let diverge = local.init.as_ref().and_then(|i| i.diverge.as_ref()).map(|(_, e)| {
-                    IrBlock { stmts: vec![IrStmt::Expr(self.lower_expr(e))] }
-                });
-                Some(IrStmt::Let { pat, ty, init, diverge })
+                let diverge = local
+                    .init
+                    .as_ref()
+                    .and_then(|i| i.diverge.as_ref())
+                    .map(|(_, e)| IrBlock {
+                        stmts: vec![IrStmt::Expr(self.lower_expr(e))],
+                    });
+                Some(IrStmt::Let {
+                    pat,
+                    ty,
+                    init,
+                    diverge,
+                })
             }
             syn::Stmt::Item(item) => {
                 if let syn::Item::Fn(f) = item {
@@ -408,7 +522,11 @@ impl<'a> Lowerer<'a> {
     fn lower_macro(&mut self, mac: &syn::Macro) -> IrExpr {
         let path = lower_path(&mac.path, None);
         let exprs = self.lenient_exprs(mac.tokens.clone());
-        IrExpr::Macro { path, exprs, pos: pos(mac.path.span()) }
+        IrExpr::Macro {
+            path,
+            exprs,
+            pos: pos(mac.path.span()),
+        }
     }
 
     fn lower_boxed(&mut self, e: &syn::Expr) -> Box<IrExpr> {
@@ -448,7 +566,9 @@ impl<'a> Lowerer<'a> {
                 IrExpr::Field(self.lower_boxed(&f.base), name)
             }
             E::Reference(r) => IrExpr::Ref(self.lower_boxed(&r.expr)),
-            E::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => IrExpr::Deref(self.lower_boxed(&u.expr)),
+            E::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => {
+                IrExpr::Deref(self.lower_boxed(&u.expr))
+            }
             E::Try(t) => IrExpr::Try(self.lower_boxed(&t.expr)),
             E::Await(a) => IrExpr::Await(self.lower_boxed(&a.base)),
             E::Paren(p) => self.lower_expr(&p.expr),
@@ -466,7 +586,10 @@ impl<'a> Lowerer<'a> {
                 body: self.lower_boxed(&c.body),
                 pos: pos(c.or1_token.span),
             },
-            E::Async(a) => IrExpr::Async { body: self.lower_block(&a.block), pos: pos(a.async_token.span) },
+            E::Async(a) => IrExpr::Async {
+                body: self.lower_block(&a.block),
+                pos: pos(a.async_token.span),
+            },
             E::Block(b) => IrExpr::Block(self.lower_block(&b.block)),
             E::Unsafe(u) => IrExpr::Block(self.lower_block(&u.block)),
             E::TryBlock(t) => IrExpr::Block(self.lower_block(&t.block)),
@@ -488,7 +611,11 @@ impl<'a> Lowerer<'a> {
                             body.push(self.lower_expr(g));
                         }
                         body.push(self.lower_expr(&arm.body));
-                        let body = if body.len() == 1 { body.pop().unwrap() } else { IrExpr::Other(body) };
+                        let body = if body.len() == 1 {
+                            body.pop().unwrap()
+                        } else {
+                            IrExpr::Other(body)
+                        };
                         (lower_pat(&arm.pat), body)
                     })
                     .collect(),
@@ -498,10 +625,14 @@ impl<'a> Lowerer<'a> {
                 iter: self.lower_boxed(&f.expr),
                 body: self.lower_block(&f.body),
             },
-            E::While(w) => IrExpr::Other(vec![self.lower_expr(&w.cond), IrExpr::Block(self.lower_block(&w.body))]),
+            E::While(w) => IrExpr::Other(vec![
+                self.lower_expr(&w.cond),
+                IrExpr::Block(self.lower_block(&w.body)),
+            ]),
             E::Loop(l) => IrExpr::Block(self.lower_block(&l.body)),
             E::Struct(s) => {
-                let mut fields: Vec<IrExpr> = s.fields.iter().map(|f| self.lower_expr(&f.expr)).collect();
+                let mut fields: Vec<IrExpr> =
+                    s.fields.iter().map(|f| self.lower_expr(&f.expr)).collect();
                 if let Some(r) = &s.rest {
                     fields.push(self.lower_expr(r));
                 }
@@ -511,7 +642,10 @@ impl<'a> Lowerer<'a> {
             E::Lit(l) if matches!(l.lit, syn::Lit::Str(_)) => IrExpr::Str,
             E::Macro(m) => self.lower_macro(&m.mac),
             other => {
-                let mut collector = ChildCollector { lowerer: self, out: Vec::new() };
+                let mut collector = ChildCollector {
+                    lowerer: self,
+                    out: Vec::new(),
+                };
                 syn::visit::visit_expr(&mut collector, other);
                 IrExpr::Other(collector.out)
             }
@@ -534,11 +668,16 @@ impl<'a> Lowerer<'a> {
         if tokens.is_empty() {
             return Vec::new();
         }
-        if let Ok(list) = Punctuated::<syn::Expr, Token![,]>::parse_terminated.parse2(tokens.clone()) {
+        if let Ok(list) =
+            Punctuated::<syn::Expr, Token![,]>::parse_terminated.parse2(tokens.clone())
+        {
             return list.iter().map(|e| self.lower_expr(e)).collect();
         }
         if let Ok(stmts) = syn::Block::parse_within.parse2(tokens.clone()) {
-            let block = syn::Block { brace_token: Default::default(), stmts };
+            let block = syn::Block {
+                brace_token: Default::default(),
+                stmts,
+            };
             return vec![IrExpr::Block(self.lower_block(&block))];
         }
         let mut out = Vec::new();
@@ -610,8 +749,32 @@ fn split_top_level(tokens: TokenStream) -> Vec<TokenStream> {
     chunks
 }
 
+/// For a transcriber of the form `$( #[attr]... $item )*`, the attributes it adds to each item.
+fn item_wrapper_attrs(transcriber: TokenStream) -> Option<Vec<syn::Attribute>> {
+    let tts: Vec<TokenTree> = transcriber.into_iter().collect();
+    let (TokenTree::Punct(dollar), TokenTree::Group(group)) = (tts.first()?, tts.get(1)?) else {
+        return None;
+    };
+    if dollar.as_char() != '$' || group.delimiter() != Delimiter::Parenthesis {
+        return None;
+    }
+    let inner: Vec<TokenTree> = group.stream().into_iter().collect();
+    let n = inner.len();
+    if n < 2 {
+        return None;
+    }
+    let is_item_var = matches!((&inner[n - 2], &inner[n - 1]), (TokenTree::Punct(p), TokenTree::Ident(_)) if p.as_char() == '$');
+    if !is_item_var {
+        return None;
+    }
+    let attr_tokens: TokenStream = inner[..n - 2].iter().cloned().collect();
+    syn::Attribute::parse_outer.parse2(attr_tokens).ok()
+}
+
 fn parse_items(tokens: TokenStream) -> Vec<syn::Item> {
-    syn::parse2::<syn::File>(tokens).map(|f| f.items).unwrap_or_default()
+    syn::parse2::<syn::File>(tokens)
+        .map(|f| f.items)
+        .unwrap_or_default()
 }
 
 /// The transcriber token streams of a `macro_rules!` body: `(matcher) => { transcriber };`.
@@ -621,9 +784,12 @@ fn macro_rules_transcribers(tokens: TokenStream) -> Vec<TokenStream> {
     let mut i = 0;
     while i + 3 < tts.len() + 1 {
         match (tts.get(i), tts.get(i + 1), tts.get(i + 2), tts.get(i + 3)) {
-            (Some(TokenTree::Group(_)), Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), Some(TokenTree::Group(t)))
-                if a.as_char() == '=' && b.as_char() == '>' =>
-            {
+            (
+                Some(TokenTree::Group(_)),
+                Some(TokenTree::Punct(a)),
+                Some(TokenTree::Punct(b)),
+                Some(TokenTree::Group(t)),
+            ) if a.as_char() == '=' && b.as_char() == '>' => {
                 out.push(t.stream());
                 i += 4;
             }
@@ -646,7 +812,10 @@ fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
                     out.extend(quote::quote!(::#krate));
                 }
                 Some(TokenTree::Ident(id)) => {
-                    out.push(TokenTree::Ident(proc_macro2::Ident::new("__nb_meta", id.span())));
+                    out.push(TokenTree::Ident(proc_macro2::Ident::new(
+                        "__nb_meta",
+                        id.span(),
+                    )));
                 }
                 Some(TokenTree::Group(g)) => {
                     out.extend(substitute_metavars(g.stream(), crate_name));
@@ -670,7 +839,10 @@ fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
                 None => {}
             },
             TokenTree::Group(g) => {
-                let mut ng = proc_macro2::Group::new(g.delimiter(), substitute_metavars(g.stream(), crate_name));
+                let mut ng = proc_macro2::Group::new(
+                    g.delimiter(),
+                    substitute_metavars(g.stream(), crate_name),
+                );
                 ng.set_span(g.span());
                 out.push(TokenTree::Group(ng));
             }
@@ -723,8 +895,12 @@ pub fn lower_type(t: &syn::Type) -> IrType {
         syn::Type::Tuple(t) => IrType::Tuple(t.elems.iter().map(lower_type).collect()),
         syn::Type::Paren(p) => lower_type(&p.elem),
         syn::Type::Group(g) => lower_type(&g.elem),
-        syn::Type::ImplTrait(it) => IrType::ImplTrait(it.bounds.iter().filter_map(bound_path).collect()),
-        syn::Type::TraitObject(to) => IrType::DynTrait(to.bounds.iter().filter_map(bound_path).collect()),
+        syn::Type::ImplTrait(it) => {
+            IrType::ImplTrait(it.bounds.iter().filter_map(bound_path).collect())
+        }
+        syn::Type::TraitObject(to) => {
+            IrType::DynTrait(to.bounds.iter().filter_map(bound_path).collect())
+        }
         syn::Type::BareFn(_) => IrType::FnPtr,
         syn::Type::Never(_) => IrType::Never,
         syn::Type::Infer(_) => IrType::Infer,
@@ -741,7 +917,11 @@ pub fn lower_pat(p: &syn::Pat) -> IrPat {
         syn::Pat::Paren(pp) => return lower_pat(&pp.pat),
         syn::Pat::TupleStruct(ts)
             if ts.elems.len() == 1
-                && ts.path.segments.last().is_some_and(|s| matches!(s.ident.to_string().as_str(), "Ok" | "Some")) =>
+                && ts
+                    .path
+                    .segments
+                    .last()
+                    .is_some_and(|s| matches!(s.ident.to_string().as_str(), "Ok" | "Some")) =>
         {
             let inner = lower_pat(&ts.elems[0]);
             pat.unwrap_ident = inner.ident;
@@ -776,15 +956,30 @@ fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, leading: bool, out
         syn::UseTree::Name(n) => {
             let mut path = prefix.clone();
             path.push(n.ident.to_string());
-            out.push(IrUse { path, leading_colon: leading, alias: None, glob: false });
+            out.push(IrUse {
+                path,
+                leading_colon: leading,
+                alias: None,
+                glob: false,
+            });
         }
         syn::UseTree::Rename(r) => {
             let mut path = prefix.clone();
             path.push(r.ident.to_string());
-            out.push(IrUse { path, leading_colon: leading, alias: Some(r.rename.to_string()), glob: false });
+            out.push(IrUse {
+                path,
+                leading_colon: leading,
+                alias: Some(r.rename.to_string()),
+                glob: false,
+            });
         }
         syn::UseTree::Glob(_) => {
-            out.push(IrUse { path: prefix.clone(), leading_colon: leading, alias: None, glob: true });
+            out.push(IrUse {
+                path: prefix.clone(),
+                leading_colon: leading,
+                alias: None,
+                glob: true,
+            });
         }
         syn::UseTree::Group(g) => {
             for t in &g.items {
@@ -799,7 +994,9 @@ fn is_test_fn(attrs: &[syn::Attribute]) -> bool {
         let p = a.path();
         p.is_ident("test")
             || p.is_ident("bench")
-            || (p.segments.len() == 2 && p.segments[1].ident == "test" && p.segments[0].ident != "core")
+            || (p.segments.len() == 2
+                && p.segments[1].ident == "test"
+                && p.segments[0].ident != "core")
     })
 }
 
@@ -856,17 +1053,22 @@ mod tests {
         let cfg = CfgSet::parse_rustc_output("unix\ntarget_os=\"linux\"\n");
         let file = syn::parse_file(src).unwrap();
         let mut m = IrModule::default();
-        Lowerer::new(&cfg, "demo").lower_items(file.items, &mut m);
+        let mut macros = ItemMacros::default();
+        Lowerer::new(&cfg, "demo", &mut macros).lower_items(file.items, &mut m);
         m
     }
 
     fn count_calls(e: &IrExpr) -> usize {
         match e {
-            IrExpr::Call { args, func, .. } => 1 + count_calls(func) + args.iter().map(count_calls).sum::<usize>(),
+            IrExpr::Call { args, func, .. } => {
+                1 + count_calls(func) + args.iter().map(count_calls).sum::<usize>()
+            }
             IrExpr::MethodCall { receiver, args, .. } => {
                 1 + count_calls(receiver) + args.iter().map(count_calls).sum::<usize>()
             }
-            IrExpr::Macro { exprs, .. } | IrExpr::Other(exprs) => exprs.iter().map(count_calls).sum(),
+            IrExpr::Macro { exprs, .. } | IrExpr::Other(exprs) => {
+                exprs.iter().map(count_calls).sum()
+            }
             IrExpr::Block(b) | IrExpr::Async { body: b, .. } => b
                 .stmts
                 .iter()
@@ -884,7 +1086,9 @@ mod tests {
 
     #[test]
     fn cfg_disabled_items_and_test_fns_are_dropped() {
-        let m = lower("#[cfg(windows)] fn a() {} fn b() {} #[test] fn c() {} #[cfg(test)] mod tests {}");
+        let m = lower(
+            "#[cfg(windows)] fn a() {} fn b() {} #[test] fn c() {} #[cfg(test)] mod tests {}",
+        );
         let names: Vec<_> = m.fns.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["b"]);
         assert!(m.children.is_empty());
@@ -897,7 +1101,17 @@ mod tests {
              println!(\"{}\", c()); }",
         );
         let body = m.fns[0].body.as_ref().unwrap();
-        let calls: usize = body.stmts.iter().map(|s| if let IrStmt::Expr(e) = s { count_calls(e) } else { 0 }).sum();
+        let calls: usize = body
+            .stmts
+            .iter()
+            .map(|s| {
+                if let IrStmt::Expr(e) = s {
+                    count_calls(e)
+                } else {
+                    0
+                }
+            })
+            .sum();
         assert_eq!(calls, 4, "a(), b(..), std::fs::read(..), c()");
     }
 
@@ -913,16 +1127,34 @@ mod tests {
         let m = lower("macro_rules! load { ($p:expr) => { $crate::cfg::read($p) }; () => { std::thread::sleep(d()) } }");
         assert_eq!(m.macros.len(), 1);
         assert_eq!(m.macros[0].arms.len(), 2);
-        let IrExpr::Block(b) = &m.macros[0].arms[0][0] else { panic!("expected block: {:?}", m.macros[0].arms[0]) };
-        let IrStmt::Expr(IrExpr::Call { func, .. }) = &b.stmts[0] else { panic!() };
-        let IrExpr::Path(p, _) = &**func else { panic!() };
+        let IrExpr::Call { func, .. } = &m.macros[0].arms[0][0] else {
+            panic!("{:?}", m.macros[0].arms[0])
+        };
+        let IrExpr::Path(p, _) = &**func else {
+            panic!()
+        };
         assert_eq!(p.display(), "::demo::cfg::read");
+    }
+
+    #[test]
+    fn item_wrapper_macros_lend_their_cfg_to_each_item() {
+        let m = lower(
+            "macro_rules! cfg_net { ($($item:item)*) => { $( #[cfg(feature = \"net\")] $item )* } } \
+             macro_rules! cfg_unix { ($($item:item)*) => { $( #[cfg(unix)] $item )* } } \
+             cfg_net! { fn n() {} } cfg_unix! { fn u() {} } other! { fn o() {} }",
+        );
+        let names: Vec<_> = m.fns.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["u", "o"]);
     }
 
     #[test]
     fn use_trees_flatten_with_aliases_and_globs() {
         let m = lower("use std::{fs::{self, read as r}, io::*};");
-        let flat: Vec<_> = m.uses.iter().map(|u| (u.path.join("::"), u.alias.clone(), u.glob)).collect();
+        let flat: Vec<_> = m
+            .uses
+            .iter()
+            .map(|u| (u.path.join("::"), u.alias.clone(), u.glob))
+            .collect();
         assert_eq!(
             flat,
             [

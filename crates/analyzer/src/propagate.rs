@@ -31,7 +31,12 @@ pub struct Witness {
 
 impl Witness {
     fn key(&self) -> (u32, std::cmp::Reverse<Confidence>, Pos, &Next) {
-        (self.len, std::cmp::Reverse(self.confidence), self.pos, &self.next)
+        (
+            self.len,
+            std::cmp::Reverse(self.confidence),
+            self.pos,
+            &self.next,
+        )
     }
     fn better_than(&self, other: &Witness) -> bool {
         self.key().cmp(&other.key()) == Ordering::Less
@@ -69,21 +74,36 @@ pub fn summaries(graph: &CallGraph, fn_count: usize) -> Vec<Summary> {
             for e in &call.effects {
                 match e {
                     Effect::Api { api, confidence } => {
-                        let w = Witness { len: 1, confidence: *confidence, pos: call.pos, next: Next::Api };
+                        let w = Witness {
+                            len: 1,
+                            confidence: *confidence,
+                            pos: call.pos,
+                            next: Next::Api,
+                        };
                         update(&mut summary[f], api, w);
                         work.insert(f);
                     }
-                    Effect::Edge { callee, confidence } => callers[*callee].push((f, call.pos, *confidence)),
+                    Effect::Edge { callee, confidence } => {
+                        callers[*callee].push((f, call.pos, *confidence))
+                    }
                 }
             }
         }
     }
     while let Some(g) = work.pop_first() {
-        let entries: Vec<(ApiKey, Witness)> = summary[g].iter().map(|(k, w)| (k.clone(), w.clone())).collect();
+        let entries: Vec<(ApiKey, Witness)> = summary[g]
+            .iter()
+            .map(|(k, w)| (k.clone(), w.clone()))
+            .collect();
         for &(f, pos, conf) in &callers[g] {
             let mut changed = false;
             for (api, w) in &entries {
-                let cand = Witness { len: w.len + 1, confidence: conf.min(w.confidence), pos, next: Next::Fn(g) };
+                let cand = Witness {
+                    len: w.len + 1,
+                    confidence: conf.min(w.confidence),
+                    pos,
+                    next: Next::Fn(g),
+                };
                 changed |= update(&mut summary[f], api, cand);
             }
             if changed {
@@ -114,7 +134,15 @@ pub fn findings(graph: &CallGraph, summary: &[Summary]) -> Vec<RawFinding> {
             for e in &call.effects {
                 let cands: Vec<(ApiKey, Witness)> = match e {
                     Effect::Api { api, confidence } => {
-                        vec![(api.clone(), Witness { len: 1, confidence: *confidence, pos: call.pos, next: Next::Api })]
+                        vec![(
+                            api.clone(),
+                            Witness {
+                                len: 1,
+                                confidence: *confidence,
+                                pos: call.pos,
+                                next: Next::Api,
+                            },
+                        )]
                     }
                     Effect::Edge { callee, confidence } => summary[*callee]
                         .iter()
@@ -142,21 +170,65 @@ pub fn findings(graph: &CallGraph, summary: &[Summary]) -> Vec<RawFinding> {
         }
         for ((_, api), w) in best {
             let steps = witness_path(body.owner, &w, &api, summary);
-            out.push(RawFinding { body: bi, root, api, confidence: w.confidence, steps });
+            out.push(RawFinding {
+                body: bi,
+                root,
+                api,
+                confidence: w.confidence,
+                steps,
+            });
         }
     }
     out
 }
 
 fn witness_path(root_fn: FnId, first: &Witness, api: &ApiKey, summary: &[Summary]) -> Vec<RawStep> {
-    let mut steps = vec![RawStep { function: root_fn, pos: first.pos, callee: first.next.clone() }];
+    let mut steps = vec![RawStep {
+        function: root_fn,
+        pos: first.pos,
+        callee: first.next.clone(),
+    }];
     let mut next = first.next.clone();
     // Each witness's successor has a strictly shorter length, so this walk is bounded by `len`.
     for _ in 0..first.len {
         let Next::Fn(f) = next else { break };
         let Some(w) = summary[f].get(api) else { break };
-        steps.push(RawStep { function: f, pos: w.pos, callee: w.next.clone() });
+        steps.push(RawStep {
+            function: f,
+            pos: w.pos,
+            callee: w.next.clone(),
+        });
         next = w.next.clone();
     }
     steps
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::{analyze_files, sites};
+
+    #[test]
+    fn recursion_terminates_and_reports_the_shortest_path_once() {
+        let src = "fn even(n: u32) { if n > 0 { odd(n - 1) } else { std::fs::read(\"x\"); } }\n\
+                   fn odd(n: u32) { even(n); odd(n); }\n\
+                   fn rec(n: u32) { rec(n); std::thread::sleep(d()); }\n\
+                   async fn a() {\n odd(3);\n rec(1);\n}\nfn d() -> std::time::Duration { todo!() }\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(sites(&r), [(5, "NB0101".into()), (6, "NB0201".into())]);
+        let names: Vec<&str> = r.findings[0]
+            .path
+            .iter()
+            .map(|s| s.function.as_str())
+            .collect();
+        assert_eq!(names, ["app::a", "app::odd", "app::even"]);
+        assert_eq!(r.findings[0].path.last().unwrap().callee, "std::fs::read");
+    }
+
+    #[test]
+    fn calls_into_async_fns_continue_and_each_root_reports() {
+        let src =
+            "async fn inner() { std::fs::read(\"x\"); }\nasync fn outer() { inner().await; }\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(sites(&r), [(1, "NB0101".into()), (2, "NB0101".into())]);
+    }
 }

@@ -116,8 +116,24 @@ pub struct ReportInput<'a> {
 pub fn assemble(input: &ReportInput, raw: Vec<RawFinding>) -> Vec<Finding> {
     let mut out: Vec<Finding> = raw.into_iter().map(|r| finding(input, r)).collect();
     out.sort_by(|a, b| {
-        let ka = (&a.path[0].file, a.path[0].line, a.path[0].column, &a.rule, &a.api, &a.root.function, &a.fingerprint);
-        let kb = (&b.path[0].file, b.path[0].line, b.path[0].column, &b.rule, &b.api, &b.root.function, &b.fingerprint);
+        let ka = (
+            &a.path[0].file,
+            a.path[0].line,
+            a.path[0].column,
+            &a.rule,
+            &a.api,
+            &a.root.function,
+            &a.fingerprint,
+        );
+        let kb = (
+            &b.path[0].file,
+            b.path[0].line,
+            b.path[0].column,
+            &b.rule,
+            &b.api,
+            &b.root.function,
+            &b.fingerprint,
+        );
         ka.cmp(&kb)
     });
     out
@@ -125,12 +141,18 @@ pub fn assemble(input: &ReportInput, raw: Vec<RawFinding>) -> Vec<Finding> {
 
 fn fn_file(input: &ReportInput, f: usize) -> String {
     let file = input.index.fns[f].file;
-    input.files.get(file).map(|s| input.ws.display_path(&s.path)).unwrap_or_default()
+    input
+        .files
+        .get(file)
+        .map(|s| input.ws.display_path(&s.path))
+        .unwrap_or_default()
 }
 
 fn fn_package(input: &ReportInput, f: usize) -> String {
     let unit = input.index.fns[f].unit;
-    input.ws.packages[input.index.units[unit].package].name.clone()
+    input.ws.packages[input.index.units[unit].package]
+        .name
+        .clone()
 }
 
 fn finding(input: &ReportInput, r: RawFinding) -> Finding {
@@ -155,7 +177,11 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
         .iter()
         .enumerate()
         .map(|(i, s)| Step {
-            function: if i == 0 { root_function.clone() } else { index.fn_display(s.function) },
+            function: if i == 0 {
+                root_function.clone()
+            } else {
+                index.fn_display(s.function)
+            },
             file: fn_file(input, s.function),
             line: s.pos.line,
             column: s.pos.column,
@@ -169,15 +195,35 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
     let alternative = if r.api.api_index == usize::MAX {
         rule.alternative.clone()
     } else {
-        input.rules.alternative(crate::rules::ApiMatch { rule: r.api.rule, api: r.api.api_index }).to_string()
+        input
+            .rules
+            .alternative(crate::rules::ApiMatch {
+                rule: r.api.rule,
+                api: r.api.api_index,
+            })
+            .to_string()
     };
-    let help = if alternative.contains("::") && !alternative.contains(' ') && !alternative.contains("spawn_blocking") {
+    let help = if alternative.contains("::")
+        && !alternative.contains(' ')
+        && !alternative.contains("spawn_blocking")
+    {
         format!("use {alternative} or move the call into tokio::task::spawn_blocking")
     } else {
         rule.help.clone()
     };
-    let via = if path.len() > 1 { format!(" via `{}`", path[1].function) } else { String::new() };
-    let message = format!("{}: `{}` reached from {} `{}`{}", rule.summary, r.api.path, r.root.as_str(), root_function, via);
+    let via = if path.len() > 1 {
+        format!(" via `{}`", path[1].function)
+    } else {
+        String::new()
+    };
+    let message = format!(
+        "{}: `{}` reached from {} `{}`{}",
+        rule.summary,
+        r.api.path,
+        r.root.as_str(),
+        root_function,
+        via
+    );
     let fingerprint = fingerprint(&rule.id, &root_function, &path);
     Finding {
         rule: rule.id.clone(),
@@ -215,7 +261,14 @@ mod tests {
     use super::*;
 
     fn step(function: &str, line: u32, callee: &str) -> Step {
-        Step { function: function.into(), file: "src/a.rs".into(), line, column: 1, callee: callee.into(), package: "a".into() }
+        Step {
+            function: function.into(),
+            file: "src/a.rs".into(),
+            line,
+            column: 1,
+            callee: callee.into(),
+            package: "a".into(),
+        }
     }
 
     #[test]

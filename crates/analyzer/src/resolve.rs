@@ -116,21 +116,30 @@ pub struct Body {
 
 /// Resolves every function body of the index, in parallel; the result is ordered by function id.
 pub fn resolve_all(index: &Index, rules: &RuleDb) -> Vec<Vec<Body>> {
-    (0..index.fns.len()).into_par_iter().map(|f| resolve_fn(index, rules, f)).collect()
+    (0..index.fns.len())
+        .into_par_iter()
+        .map(|f| resolve_fn(index, rules, f))
+        .collect()
 }
 
 pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
     let def = &index.fns[f];
-    let Some(block) = &def.ir.body else { return Vec::new() };
+    let Some(block) = &def.ir.body else {
+        return Vec::new();
+    };
     let mut generics = def.ir.sig.generics.clone();
     let (self_ty, trait_self) = match def.owner {
         FnOwner::Impl(i) => {
             generics.extend(index.impls[i].generics.iter().cloned());
             (Some(index.impls[i].self_ty.clone()), None)
         }
-        FnOwner::Trait(t) => {
-            (Some(Ty::Param { name: "Self".into(), bounds: vec![TraitRef::Local(t)] }), Some(TraitRef::Local(t)))
-        }
+        FnOwner::Trait(t) => (
+            Some(Ty::Param {
+                name: "Self".into(),
+                bounds: vec![TraitRef::Local(t)],
+            }),
+            Some(TraitRef::Local(t)),
+        ),
         FnOwner::Free => (None, None),
     };
     let mut w = Walker {
@@ -149,7 +158,13 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
     let _ = trait_self;
     if def.ir.sig.has_self {
         if let Some(st) = &self_ty {
-            w.bind("self", Local { ty: st.clone(), param: None });
+            w.bind(
+                "self",
+                Local {
+                    ty: st.clone(),
+                    param: None,
+                },
+            );
         }
     }
     for (i, (name, ty)) in def.ir.sig.params.iter().enumerate() {
@@ -159,7 +174,12 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
         }
     }
     w.walk_block(block);
-    let mut bodies = vec![Body { owner: f, kind: BodyKind::Fn, pos: def.ir.pos, calls: std::mem::take(&mut w.sink) }];
+    let mut bodies = vec![Body {
+        owner: f,
+        kind: BodyKind::Fn,
+        pos: def.ir.pos,
+        calls: std::mem::take(&mut w.sink),
+    }];
     bodies.append(&mut w.extra_bodies);
     bodies
 }
@@ -199,7 +219,8 @@ impl Walker<'_> {
     }
 
     fn resolve_ty(&self, t: &IrType) -> Ty {
-        self.index.resolve_type(self.module, t, &self.generics, self.self_ty.as_ref())
+        self.index
+            .resolve_type(self.module, t, &self.generics, self.self_ty.as_ref())
     }
 
     fn pos(&self, p: Pos) -> Pos {
@@ -210,10 +231,22 @@ impl Walker<'_> {
         if let Some(n) = &pat.ident {
             self.bind(n, Local { ty, param: None });
         } else if let Some(n) = &pat.unwrap_ident {
-            self.bind(n, Local { ty: ty.unwrap_result_like(), param: None });
+            self.bind(
+                n,
+                Local {
+                    ty: ty.unwrap_result_like(),
+                    param: None,
+                },
+            );
         }
         for n in &pat.others {
-            self.bind(n, Local { ty: Ty::Unknown, param: None });
+            self.bind(
+                n,
+                Local {
+                    ty: Ty::Unknown,
+                    param: None,
+                },
+            );
         }
     }
 
@@ -223,7 +256,12 @@ impl Walker<'_> {
         for s in &b.stmts {
             last = Ty::Tuple(Vec::new());
             match s {
-                IrStmt::Let { pat, ty, init, diverge } => {
+                IrStmt::Let {
+                    pat,
+                    ty,
+                    init,
+                    diverge,
+                } => {
                     let init_ty = init.as_ref().map(|e| self.walk(e)).unwrap_or(Ty::Unknown);
                     if let Some(d) = diverge {
                         self.walk_block(d);
@@ -231,7 +269,11 @@ impl Walker<'_> {
                     let ty = match ty {
                         Some(t) => {
                             let declared = self.resolve_ty(t);
-                            if declared.is_unknown() { init_ty } else { declared }
+                            if declared.is_unknown() {
+                                init_ty
+                            } else {
+                                declared
+                            }
                         }
                         None => init_ty,
                     };
@@ -249,7 +291,12 @@ impl Walker<'_> {
     fn walk(&mut self, e: &IrExpr) -> Ty {
         match e {
             IrExpr::Call { func, args, pos } => self.walk_call(func, args, *pos),
-            IrExpr::MethodCall { receiver, method, args, pos } => {
+            IrExpr::MethodCall {
+                receiver,
+                method,
+                args,
+                pos,
+            } => {
                 let recv = self.walk(receiver);
                 self.walk_method(recv, method, args, *pos)
             }
@@ -265,7 +312,12 @@ impl Walker<'_> {
             }
             IrExpr::Try(inner) => self.walk(inner).unwrap_result_like(),
             IrExpr::Await(inner) => self.walk(inner),
-            IrExpr::Closure { is_async, params, body, pos } => {
+            IrExpr::Closure {
+                is_async,
+                params,
+                body,
+                pos,
+            } => {
                 if *is_async {
                     self.walk_async_body(BodyKind::AsyncClosure, *pos, |w| {
                         w.bind_closure_params(params);
@@ -286,7 +338,11 @@ impl Walker<'_> {
                 Ty::Unknown
             }
             IrExpr::Block(b) => self.walk_block(b),
-            IrExpr::If { cond, then, otherwise } => {
+            IrExpr::If {
+                cond,
+                then,
+                otherwise,
+            } => {
                 self.scopes.push(BTreeMap::new());
                 self.walk(cond);
                 let t = self.walk_block(then);
@@ -343,7 +399,10 @@ impl Walker<'_> {
 
     fn bind_closure_params(&mut self, params: &[(IrPat, Option<IrType>)]) {
         for (pat, ty) in params {
-            let ty = ty.as_ref().map(|t| self.resolve_ty(t)).unwrap_or(Ty::Unknown);
+            let ty = ty
+                .as_ref()
+                .map(|t| self.resolve_ty(t))
+                .unwrap_or(Ty::Unknown);
             self.bind_pat(pat, ty);
         }
     }
@@ -355,7 +414,12 @@ impl Walker<'_> {
         self.scopes.pop();
         let calls = std::mem::replace(&mut self.sink, outer);
         let pos = self.pos(pos);
-        self.extra_bodies.push(Body { owner: self.fn_id, kind, pos, calls });
+        self.extra_bodies.push(Body {
+            owner: self.fn_id,
+            kind,
+            pos,
+            calls,
+        });
     }
 
     fn walk_macro(&mut self, path: &IrPath, exprs: &[IrExpr], pos: Pos) -> Ty {
@@ -395,7 +459,12 @@ impl Walker<'_> {
         let mut param_args = Vec::new();
         for (i, a) in args.iter().enumerate() {
             match a {
-                IrExpr::Closure { is_async: false, params, body, .. } => {
+                IrExpr::Closure {
+                    is_async: false,
+                    params,
+                    body,
+                    ..
+                } => {
                     let outer = std::mem::take(&mut self.sink);
                     self.scopes.push(BTreeMap::new());
                     self.bind_closure_params(params);
@@ -413,7 +482,10 @@ impl Walker<'_> {
                     types.push(Ty::Unknown);
                 }
                 IrExpr::Path(p, _) => {
-                    if let Some(Local { param: Some(pi), .. }) = p.single().and_then(|n| self.lookup(n)) {
+                    if let Some(Local {
+                        param: Some(pi), ..
+                    }) = p.single().and_then(|n| self.lookup(n))
+                    {
                         param_args.push((i, *pi));
                     }
                     types.push(self.walk(a));
@@ -424,16 +496,32 @@ impl Walker<'_> {
         (types, closures, param_args)
     }
 
-    fn push_call(&mut self, pos: Pos, targets: Vec<Target>, closure_args: Vec<ClosureArg>, param_args: Vec<(usize, usize)>) {
+    fn push_call(
+        &mut self,
+        pos: Pos,
+        targets: Vec<Target>,
+        closure_args: Vec<ClosureArg>,
+        param_args: Vec<(usize, usize)>,
+    ) {
         let pos = self.pos(pos);
-        self.sink.push(CallSite { pos, targets, closure_args, param_args });
+        self.sink.push(CallSite {
+            pos,
+            targets,
+            closure_args,
+            param_args,
+        });
     }
 
     fn walk_call(&mut self, func: &IrExpr, args: &[IrExpr], pos: Pos) -> Ty {
         let IrExpr::Path(path, _) = func else {
             self.walk(func);
             let (_, closures, params) = self.walk_args(args);
-            self.push_call(pos, vec![Target::Unresolved(Unresolved::FnPointer)], closures, params);
+            self.push_call(
+                pos,
+                vec![Target::Unresolved(Unresolved::FnPointer)],
+                closures,
+                params,
+            );
             return Ty::Unknown;
         };
         if let Some(name) = path.single() {
@@ -460,13 +548,20 @@ impl Walker<'_> {
 
     /// Resolves the callee of a path call. `None` targets: the path is a constructor.
     fn resolve_call_path(&mut self, path: &IrPath, arg_types: &[Ty]) -> (Option<Vec<Target>>, Ty) {
-        let method = path.segments.last().map(|s| s.name.clone()).unwrap_or_default();
+        let method = path
+            .segments
+            .last()
+            .map(|s| s.name.clone())
+            .unwrap_or_default();
         if let Some(q) = &path.qself {
             let qty = self.resolve_ty(q);
             if path.qself_position == 0 {
                 let targets = self.assoc_targets(&qty, &method);
                 let ret = self.return_type(&targets, Some(&qty), arg_types);
-                return (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret);
+                return (
+                    Some(self.or_unresolved(targets, Unresolved::UnknownPath)),
+                    ret,
+                );
             }
             let trait_path = IrPath {
                 leading_colon: path.leading_colon,
@@ -478,8 +573,13 @@ impl Walker<'_> {
             let mut targets = match (&qty, &tr) {
                 (Ty::Adt(TyCon::Local(_), _), _) => self.method_targets(&qty, &method),
                 (_, TraitRef::Local(t)) => self.trait_dispatch(*t, &method),
-                (Ty::Adt(TyCon::External(p), _), _) => vec![Target::External(format!("{p}::{method}"), Confidence::High)],
-                (_, TraitRef::External(p)) => vec![Target::External(format!("{p}::{method}"), Confidence::Medium)],
+                (Ty::Adt(TyCon::External(p), _), _) => {
+                    vec![Target::External(format!("{p}::{method}"), Confidence::High)]
+                }
+                (_, TraitRef::External(p)) => vec![Target::External(
+                    format!("{p}::{method}"),
+                    Confidence::Medium,
+                )],
             };
             if targets.is_empty() {
                 if let TraitRef::Local(t) = tr {
@@ -487,16 +587,24 @@ impl Walker<'_> {
                 }
             }
             let ret = self.return_type(&targets, Some(&qty), arg_types);
-            return (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret);
+            return (
+                Some(self.or_unresolved(targets, Unresolved::UnknownPath)),
+                ret,
+            );
         }
         let names: Vec<String> = path.segments.iter().map(|s| s.name.clone()).collect();
         if names.len() == 2 && names[0] == "Self" {
             let st = self.self_ty.clone().unwrap_or(Ty::Unknown);
             let targets = self.assoc_targets(&st, &method);
             let ret = self.return_type(&targets, Some(&st), arg_types);
-            return (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret);
+            return (
+                Some(self.or_unresolved(targets, Unresolved::UnknownPath)),
+                ret,
+            );
         }
-        let resolved = self.index.resolve_path_in(self.module, &names, path.leading_colon, 0);
+        let resolved = self
+            .index
+            .resolve_path_in(self.module, &names, path.leading_colon, 0);
         let mut targets = Vec::new();
         let mut ctor = None;
         for r in &resolved {
@@ -519,6 +627,16 @@ impl Walker<'_> {
                 return (None, c);
             }
         }
+        if targets.is_empty()
+            && resolved.is_empty()
+            && names.len() >= 2
+            && !self.first_segment_known(path)
+        {
+            // A crate outside the analysed graph (or not declared): keep the path as written so
+            // rules and boundaries named by path still match.
+            let p = crate::ty::canonical_external(names.clone()).join("::");
+            targets.push(Target::External(p, Confidence::High));
+        }
         if targets.is_empty() && names.len() >= 2 {
             let prefix = IrPath {
                 leading_colon: path.leading_colon,
@@ -528,16 +646,33 @@ impl Walker<'_> {
             };
             let ty = self.resolve_ty(&IrType::Path(prefix));
             if let Ty::Adt(TyCon::Local(t), _) = &ty {
-                if matches!(self.index.types[*t].kind, TypeKind::Enum) && self.assoc_targets(&ty, &method).is_empty() {
+                if matches!(self.index.types[*t].kind, TypeKind::Enum)
+                    && self.assoc_targets(&ty, &method).is_empty()
+                {
                     return (None, ty); // an enum variant
                 }
             }
             targets = self.assoc_targets(&ty, &method);
             let ret = self.return_type(&targets, Some(&ty), arg_types);
-            return (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret);
+            return (
+                Some(self.or_unresolved(targets, Unresolved::UnknownPath)),
+                ret,
+            );
         }
         let ret = self.return_type(&targets, None, arg_types);
-        (Some(self.or_unresolved(targets, Unresolved::UnknownPath)), ret)
+        (
+            Some(self.or_unresolved(targets, Unresolved::UnknownPath)),
+            ret,
+        )
+    }
+
+    fn first_segment_known(&self, path: &IrPath) -> bool {
+        let first = [path.segments[0].name.clone()];
+        matches!(first[0].as_str(), "crate" | "self" | "super" | "Self")
+            || !self
+                .index
+                .resolve_path_in(self.module, &first, path.leading_colon, 0)
+                .is_empty()
     }
 
     fn or_unresolved(&self, targets: Vec<Target>, why: Unresolved) -> Vec<Target> {
@@ -551,10 +686,22 @@ impl Walker<'_> {
     fn walk_method(&mut self, recv: Ty, method: &str, args: &[IrExpr], pos: Pos) -> Ty {
         let (arg_types, closures, params) = self.walk_args(args);
         let recv_peeled = recv.peel_refs().clone();
-        // Option/Result plumbing: not calls worth recording, but they carry the type.
+        // Option/Result plumbing: not calls worth recording, but they carry the type. Results of
+        // external calls are not modelled (`File::open` is typed `File`), so `unwrap` on any
+        // other external type is the identity.
         if let Some(p) = recv_peeled.external_path() {
+            if is_unwrap_method(method)
+                && !(p == "std::option::Option"
+                    || p == "std::result::Result"
+                    || p.ends_with("::Result"))
+            {
+                return recv_peeled;
+            }
             if (p == "std::option::Option" || p == "std::result::Result" || p.ends_with("::Result"))
-                && (is_unwrap_method(method) || method == "ok" || method == "as_ref" || method == "as_mut")
+                && (is_unwrap_method(method)
+                    || method == "ok"
+                    || method == "as_ref"
+                    || method == "as_mut")
             {
                 return if is_unwrap_method(method) {
                     recv_peeled.unwrap_result_like()
@@ -563,20 +710,23 @@ impl Walker<'_> {
                 };
             }
         }
-        let targets = if recv.is_unknown() {
-            vec![Target::UnknownMethod(method.to_string())]
+        let (targets, level) = if recv.is_unknown() {
+            (
+                vec![Target::UnknownMethod(method.to_string())],
+                recv.clone(),
+            )
         } else {
-            let t = self.method_targets(&recv, method);
+            let (t, level) = self.method_lookup(&recv, method);
             if t.is_empty() {
                 if is_identity_method(method) {
                     return recv_peeled;
                 }
-                vec![Target::Unresolved(Unresolved::UnknownMethod)]
+                (vec![Target::Unresolved(Unresolved::UnknownMethod)], level)
             } else {
-                t
+                (t, level)
             }
         };
-        let ret = self.return_type(&targets, Some(&recv), &arg_types);
+        let ret = self.return_type(&targets, Some(&level), &arg_types);
         self.push_call(pos, targets, closures, params);
         if ret.is_unknown() && is_identity_method(method) {
             return recv_peeled;
@@ -587,28 +737,39 @@ impl Walker<'_> {
     /// Method lookup with auto-deref. External receivers yield `Type::method` at the first deref
     /// level whose path the rule database or the runtime table knows, else at the first level.
     fn method_targets(&self, recv: &Ty, method: &str) -> Vec<Target> {
+        self.method_lookup(recv, method).0
+    }
+
+    /// Method lookup returning also the auto-deref level the method was found at (the receiver
+    /// type its signature sees).
+    fn method_lookup(&self, recv: &Ty, method: &str) -> (Vec<Target>, Ty) {
         let mut t = recv.clone();
-        let mut first_external: Option<String> = None;
+        let mut first_external: Option<(String, Ty)> = None;
         for _ in 0..MAX_AUTODEREF {
             let peeled = t.peel_refs().clone();
             match &peeled {
                 Ty::Adt(TyCon::Local(tid), _) => {
                     let found = self.local_methods(*tid, method);
                     if !found.is_empty() {
-                        return found;
+                        return (found, peeled);
                     }
                 }
                 Ty::Adt(TyCon::External(p), _) => {
                     let cand = format!("{p}::{method}");
-                    if self.rules.match_path(&cand).is_some() || self.rules.is_boundary(&cand) || self.rules.is_opaque(&cand) {
-                        return vec![Target::External(cand, Confidence::High)];
+                    if self.rules.match_path(&cand).is_some()
+                        || self.rules.is_boundary(&cand)
+                        || self.rules.is_opaque(&cand)
+                    {
+                        return (vec![Target::External(cand, Confidence::High)], peeled);
                     }
-                    first_external.get_or_insert(cand);
+                    if first_external.is_none() {
+                        first_external = Some((cand, peeled.clone()));
+                    }
                 }
                 Ty::Str => {
                     let cand = format!("str::{method}");
                     if self.rules.match_path(&cand).is_some() {
-                        return vec![Target::External(cand, Confidence::High)];
+                        return (vec![Target::External(cand, Confidence::High)], peeled);
                     }
                 }
                 Ty::Param { bounds, .. } | Ty::Dyn(bounds) => {
@@ -624,7 +785,7 @@ impl Walker<'_> {
                             }
                         }
                     }
-                    return out;
+                    return (out, peeled);
                 }
                 _ => break,
             }
@@ -633,14 +794,20 @@ impl Walker<'_> {
                 None => break,
             }
         }
-        first_external.map(|c| vec![Target::External(c, Confidence::High)]).unwrap_or_default()
+        match first_external {
+            Some((c, level)) => (vec![Target::External(c, Confidence::High)], level),
+            None => (Vec::new(), recv.clone()),
+        }
     }
 
     /// Inherent methods, then trait impls' methods, then the traits' default methods.
     fn local_methods(&self, tid: usize, method: &str) -> Vec<Target> {
         let ty = &self.index.types[tid];
         if let Some(fs) = ty.inherent.get(method) {
-            return fs.iter().map(|f| Target::Fn(*f, Confidence::High)).collect();
+            return fs
+                .iter()
+                .map(|f| Target::Fn(*f, Confidence::High))
+                .collect();
         }
         let mut out = Vec::new();
         for &iid in &ty.trait_impls {
@@ -666,7 +833,13 @@ impl Walker<'_> {
     }
 
     fn trait_method(&self, tr: usize, method: &str, depth: usize) -> Option<FnId> {
-        let TypeKind::Trait { methods, supertraits } = &self.index.types[tr].kind else { return None };
+        let TypeKind::Trait {
+            methods,
+            supertraits,
+        } = &self.index.types[tr].kind
+        else {
+            return None;
+        };
         if let Some(f) = methods.get(method) {
             return Some(*f);
         }
@@ -674,21 +847,31 @@ impl Walker<'_> {
             return None;
         }
         let module = self.index.types[tr].module;
-        supertraits.iter().find_map(|s| match self.index.resolve_trait(module, s) {
-            TraitRef::Local(st) => self.trait_method(st, method, depth + 1),
-            _ => None,
-        })
+        supertraits
+            .iter()
+            .find_map(|s| match self.index.resolve_trait(module, s) {
+                TraitRef::Local(st) => self.trait_method(st, method, depth + 1),
+                _ => None,
+            })
     }
 
     /// A call through a trait on an unknown implementor: every impl in the analysed graph.
     fn trait_dispatch(&self, tr: usize, method: &str) -> Vec<Target> {
-        let Some(decl) = self.trait_method(tr, method, 0) else { return Vec::new() };
+        let Some(decl) = self.trait_method(tr, method, 0) else {
+            return Vec::new();
+        };
         let owner_trait = match self.index.fns[decl].owner {
             FnOwner::Trait(t) => t,
             _ => tr,
         };
         let mut fns = Vec::new();
-        for &iid in self.index.trait_impls.get(&owner_trait).map(Vec::as_slice).unwrap_or(&[]) {
+        for &iid in self
+            .index
+            .trait_impls
+            .get(&owner_trait)
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
             match self.index.impls[iid].fns.get(method) {
                 Some(f) => fns.push(*f),
                 None if self.index.fns[decl].ir.body.is_some() => fns.push(decl),
@@ -700,7 +883,11 @@ impl Walker<'_> {
         }
         fns.sort_unstable();
         fns.dedup();
-        let conf = if fns.len() == 1 { Confidence::High } else { Confidence::Medium };
+        let conf = if fns.len() == 1 {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        };
         fns.into_iter().map(|f| Target::Fn(f, conf)).collect()
     }
 
@@ -713,18 +900,24 @@ impl Walker<'_> {
                 }
                 self.local_methods(*tid, name)
             }
-            Ty::Adt(TyCon::External(p), _) => vec![Target::External(format!("{p}::{name}"), Confidence::High)],
+            Ty::Adt(TyCon::External(p), _) => {
+                vec![Target::External(format!("{p}::{name}"), Confidence::High)]
+            }
             Ty::Param { .. } | Ty::Dyn(_) => self.method_targets(ty, name),
             _ => Vec::new(),
         }
     }
 
     fn return_type(&self, targets: &[Target], recv: Option<&Ty>, arg_types: &[Ty]) -> Ty {
-        let Some(first) = targets.first() else { return Ty::Unknown };
+        let Some(first) = targets.first() else {
+            return Ty::Unknown;
+        };
         match first {
             Target::Fn(f, _) => {
                 let def = &self.index.fns[*f];
-                let Some(ret) = &def.ir.sig.ret else { return Ty::Tuple(Vec::new()) };
+                let Some(ret) = &def.ir.sig.ret else {
+                    return Ty::Tuple(Vec::new());
+                };
                 let mut generics = def.ir.sig.generics.clone();
                 let self_ty = match def.owner {
                     FnOwner::Impl(i) => {
@@ -733,7 +926,9 @@ impl Walker<'_> {
                     }
                     _ => recv.map(|r| r.peel_refs().clone()),
                 };
-                let t = self.index.resolve_type(def.module, ret, &generics, self_ty.as_ref());
+                let t = self
+                    .index
+                    .resolve_type(def.module, ret, &generics, self_ty.as_ref());
                 match (&t, recv.map(Ty::peel_refs)) {
                     // `fn get(&self) -> &T` on `Wrapper<X>`: substitute the receiver's arguments.
                     (Ty::Param { .. }, _) => Ty::Unknown,
@@ -760,7 +955,10 @@ impl Walker<'_> {
             }
         }
         let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
-        for r in self.index.resolve_path_in(self.module, &names, p.leading_colon, 0) {
+        for r in self
+            .index
+            .resolve_path_in(self.module, &names, p.leading_colon, 0)
+        {
             if let Res::Value(m, t) = r {
                 return self.index.resolve_type(m, &t, &[], None);
             }
@@ -799,7 +997,9 @@ impl Walker<'_> {
         if let Some(n) = t.deref_external() {
             return Some(n);
         }
-        let Ty::Adt(TyCon::Local(tid), args) = t else { return None };
+        let Ty::Adt(TyCon::Local(tid), args) = t else {
+            return None;
+        };
         for &iid in &self.index.types[*tid].trait_impls {
             let imp = &self.index.impls[iid];
             let is_deref = match &imp.trait_ref {
@@ -810,9 +1010,16 @@ impl Walker<'_> {
                 continue;
             }
             let target = imp.assoc_types.iter().find(|(n, _)| n == "Target")?;
-            let resolved = self.index.resolve_type(imp.module, &target.1, &imp.generics, Some(t));
+            let resolved = self
+                .index
+                .resolve_type(imp.module, &target.1, &imp.generics, Some(t));
             let impl_args: Vec<IrGeneric> = imp.generics.clone();
-            return Some(substitute_by_self(&resolved, &imp.ir_self, &impl_args, args));
+            return Some(substitute_by_self(
+                &resolved,
+                &imp.ir_self,
+                &impl_args,
+                args,
+            ));
         }
         None
     }
@@ -823,7 +1030,14 @@ fn element_type(t: &Ty) -> Ty {
     match t.peel_refs() {
         Ty::Slice(inner) => (**inner).clone(),
         Ty::Adt(TyCon::External(p), args)
-            if matches!(p.as_str(), "std::vec::Vec" | "std::collections::VecDeque" | "std::option::Option" | "std::collections::HashSet" | "std::collections::BTreeSet") =>
+            if matches!(
+                p.as_str(),
+                "std::vec::Vec"
+                    | "std::collections::VecDeque"
+                    | "std::option::Option"
+                    | "std::collections::HashSet"
+                    | "std::collections::BTreeSet"
+            ) =>
         {
             args.first().cloned().unwrap_or(Ty::Unknown)
         }
@@ -833,14 +1047,22 @@ fn element_type(t: &Ty) -> Ty {
 
 /// Substitutes a struct's generic parameters by the arguments of the concrete type.
 fn substitute(t: &Ty, generics: &[IrGeneric], args: &[Ty]) -> Ty {
-    let map: Vec<(&str, &Ty)> = generics.iter().map(|g| g.name.as_str()).zip(args.iter()).collect();
+    let map: Vec<(&str, &Ty)> = generics
+        .iter()
+        .map(|g| g.name.as_str())
+        .zip(args.iter())
+        .collect();
     subst(t, &map)
 }
 
 /// For `impl<T> Deref for Wrapper<T>`: maps the impl's parameters through the written self type.
 fn substitute_by_self(t: &Ty, ir_self: &IrType, generics: &[IrGeneric], args: &[Ty]) -> Ty {
-    let IrType::Path(p) = ir_self else { return t.clone() };
-    let Some(last) = p.segments.last() else { return t.clone() };
+    let IrType::Path(p) = ir_self else {
+        return t.clone();
+    };
+    let Some(last) = p.segments.last() else {
+        return t.clone();
+    };
     let mut map: Vec<(&str, &Ty)> = Vec::new();
     for (written, actual) in last.generics.iter().zip(args.iter()) {
         if let IrType::Path(wp) = written {
@@ -856,7 +1078,11 @@ fn substitute_by_self(t: &Ty, ir_self: &IrType, generics: &[IrGeneric], args: &[
 
 fn subst(t: &Ty, map: &[(&str, &Ty)]) -> Ty {
     match t {
-        Ty::Param { name, .. } => map.iter().find(|(n, _)| n == name).map(|(_, t)| (*t).clone()).unwrap_or(Ty::Unknown),
+        Ty::Param { name, .. } => map
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| (*t).clone())
+            .unwrap_or(Ty::Unknown),
         Ty::Adt(c, args) => Ty::Adt(c.clone(), args.iter().map(|a| subst(a, map)).collect()),
         Ty::Ref(i) => Ty::Ref(Box::new(subst(i, map))),
         Ty::Slice(i) => Ty::Slice(Box::new(subst(i, map))),
@@ -869,7 +1095,10 @@ fn subst(t: &Ty, map: &[(&str, &Ty)]) -> Ty {
 fn is_constructor_path(p: &str) -> bool {
     matches!(
         p,
-        "std::option::Option::Some" | "std::result::Result::Ok" | "std::result::Result::Err" | "std::option::Option::None"
+        "std::option::Option::Some"
+            | "std::result::Result::Ok"
+            | "std::result::Result::Err"
+            | "std::option::Option::None"
     )
 }
 
@@ -877,22 +1106,125 @@ fn is_constructor_path(p: &str) -> bool {
 fn is_constructor_like(p: &str) -> bool {
     let mut segs = p.rsplit("::");
     let _fn = segs.next();
-    segs.next().is_some_and(|t| t.chars().next().is_some_and(char::is_uppercase))
+    segs.next()
+        .is_some_and(|t| t.chars().next().is_some_and(char::is_uppercase))
 }
 
 /// The type an associated constructor of an external type yields. Wrappers (`Arc::new(x)`)
 /// carry the argument's type so that `.lock()` on them still resolves.
 fn constructor_type(p: &str, arg_types: &[Ty]) -> Ty {
     match p {
-        "std::option::Option::Some" => return Ty::external("std::option::Option", arg_types.to_vec()),
-        "std::result::Result::Ok" => return Ty::external("std::result::Result", arg_types.to_vec()),
+        "std::option::Option::Some" => {
+            return Ty::external("std::option::Option", arg_types.to_vec())
+        }
+        "std::result::Result::Ok" => {
+            return Ty::external("std::result::Result", arg_types.to_vec())
+        }
         _ => {}
     }
-    let Some((type_path, _)) = p.rsplit_once("::") else { return Ty::Unknown };
+    let Some((type_path, _)) = p.rsplit_once("::") else {
+        return Ty::Unknown;
+    };
     let wraps = matches!(
         type_path,
-        "std::sync::Arc" | "std::rc::Rc" | "std::boxed::Box" | "std::sync::Mutex" | "std::sync::RwLock" | "std::cell::RefCell" | "std::pin::Pin"
+        "std::sync::Arc"
+            | "std::rc::Rc"
+            | "std::boxed::Box"
+            | "std::sync::Mutex"
+            | "std::sync::RwLock"
+            | "std::cell::RefCell"
+            | "std::pin::Pin"
     );
-    let args = if wraps { arg_types.first().cloned().into_iter().collect() } else { Vec::new() };
+    let args = if wraps {
+        arg_types.first().cloned().into_iter().collect()
+    } else {
+        Vec::new()
+    };
     Ty::external(type_path, args)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::{analyze_files, sites};
+
+    fn one(src: &str) -> Vec<(u32, String)> {
+        sites(&analyze_files(&[("src/lib.rs", src)]))
+    }
+
+    #[test]
+    fn aliases_groups_and_globs_resolve_to_std() {
+        let src = "use std::fs as f;\nuse std::thread::{self, sleep as nap};\nmod g { pub use std::fs::*; }\n\
+                   async fn a() {\n f::read(\"x\");\n nap(d());\n g::write(\"x\", \"y\");\n thread::sleep(d());\n}\nfn d() -> std::time::Duration { todo!() }\n";
+        assert_eq!(
+            one(src),
+            [
+                (5, "NB0101".into()),
+                (6, "NB0201".into()),
+                (7, "NB0101".into()),
+                (8, "NB0201".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn method_receivers_typed_from_annotations_constructors_fields_and_derefs() {
+        let src = "use std::sync::{Arc, Mutex};\nuse std::fs::File;\n\
+                   struct S { f: File, m: Arc<Mutex<File>> }\n\
+                   async fn a(s: &S, p: &std::path::Path) -> std::io::Result<()> {\n\
+                   let g = File::open(p)?;\n\
+                   g.sync_all()?;\n\
+                   s.f.sync_data()?;\n\
+                   s.m.lock().unwrap().set_len(0)?;\n\
+                   p.exists();\n\
+                   Ok(())\n}\n";
+        assert_eq!(
+            one(src),
+            [
+                (5, "NB0101".into()),
+                (6, "NB0101".into()),
+                (7, "NB0101".into()),
+                (8, "NB0101".into()),
+                (8, "NB0701".into()),
+                (9, "NB0101".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn user_types_with_blocking_method_names_are_not_std() {
+        let src = "struct Cache;\nimpl Cache { fn read(&self) -> u8 { 0 } fn lock(&self) {} }\n\
+                   mod fs { pub fn read(_: &str) {} }\n\
+                   async fn a(c: Cache) {\n c.read();\n c.lock();\n fs::read(\"x\");\n}\n";
+        assert_eq!(one(src), Vec::<(u32, String)>::new());
+    }
+
+    #[test]
+    fn trait_calls_dispatch_to_the_known_impl_or_every_impl() {
+        let src = "trait Store { fn get(&self); }\nstruct Disk; struct Mem;\n\
+                   impl Store for Disk { fn get(&self) { std::fs::read(\"x\"); } }\n\
+                   impl Store for Mem { fn get(&self) {} }\n\
+                   async fn known(m: Mem) { m.get(); }\n\
+                   async fn generic<T: Store>(t: T) { t.get(); }\n\
+                   async fn dynamic(t: Box<dyn Store>) { t.get(); }\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(sites(&r), [(6, "NB0101".into()), (7, "NB0101".into())]);
+        let generic = r.findings.iter().find(|f| f.path[0].line == 6).unwrap();
+        assert_eq!(generic.confidence, "medium");
+        assert_eq!(generic.path[1].function, "<app::Disk as Store>::get");
+    }
+
+    #[test]
+    fn local_macro_rules_bodies_are_expanded_at_the_call_site() {
+        let src = "macro_rules! load { ($p:expr) => { std::fs::read($p) }; }\n\
+                   async fn a() {\n let _ = load!(\"x\");\n}\n";
+        assert_eq!(one(src), [(3, "NB0101".into())]);
+    }
+
+    #[test]
+    fn unknown_receivers_only_match_rules_with_a_name_fallback() {
+        let src = "async fn a(x: impl Sized) {\n x.read_to_string();\n (\"h\", 80).to_socket_addrs();\n}\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(sites(&r), [(3, "NB0301".into())]);
+        assert_eq!(r.findings[0].confidence, "low");
+    }
 }

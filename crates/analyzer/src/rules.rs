@@ -16,10 +16,19 @@ pub const RULE_FILES: &[(&str, &str)] = &[
     ("fs.toml", include_str!("../../../rules/fs.toml")),
     ("sleep.toml", include_str!("../../../rules/sleep.toml")),
     ("net.toml", include_str!("../../../rules/net.toml")),
-    ("http-blocking.toml", include_str!("../../../rules/http-blocking.toml")),
+    (
+        "http-blocking.toml",
+        include_str!("../../../rules/http-blocking.toml"),
+    ),
     ("process.toml", include_str!("../../../rules/process.toml")),
-    ("sync-prims.toml", include_str!("../../../rules/sync-prims.toml")),
-    ("block-on.toml", include_str!("../../../rules/block-on.toml")),
+    (
+        "sync-prims.toml",
+        include_str!("../../../rules/sync-prims.toml"),
+    ),
+    (
+        "block-on.toml",
+        include_str!("../../../rules/block-on.toml"),
+    ),
     ("stdio.toml", include_str!("../../../rules/stdio.toml")),
     ("ffi.toml", include_str!("../../../rules/ffi.toml")),
     ("cpu.toml", include_str!("../../../rules/cpu.toml")),
@@ -154,11 +163,13 @@ impl RuleDb {
     pub fn from_sources(files: &[(&str, &str)], runtime: &str) -> Result<RuleDb, String> {
         let mut raw = Vec::new();
         for (name, text) in files {
-            let parsed: RawRuleFile = toml::from_str(text).map_err(|e| format!("rules/{name}: {e}"))?;
+            let parsed: RawRuleFile =
+                toml::from_str(text).map_err(|e| format!("rules/{name}: {e}"))?;
             raw.extend(parsed.rule);
         }
         raw.sort_by(|a, b| a.id.cmp(&b.id));
-        let runtime: RawRuntime = toml::from_str(runtime).map_err(|e| format!("rules/runtime.toml: {e}"))?;
+        let runtime: RawRuntime =
+            toml::from_str(runtime).map_err(|e| format!("rules/runtime.toml: {e}"))?;
         let mut db = RuleDb {
             rules: Vec::new(),
             exact: BTreeMap::new(),
@@ -178,20 +189,35 @@ impl RuleDb {
                     Some((p, a)) => (p.trim().to_string(), Some(a.trim().to_string())),
                     None => (spec.trim().to_string(), None),
                 };
-                let m = ApiMatch { rule: rule_index, api: api_index };
+                let m = ApiMatch {
+                    rule: rule_index,
+                    api: api_index,
+                };
                 if let Some(prefix) = pattern.strip_suffix('*') {
-                    db.globs.push((prefix.to_string(), pattern.split("::").count(), m));
+                    db.globs
+                        .push((prefix.to_string(), pattern.split("::").count(), m));
                 } else if db.exact.insert(pattern.clone(), m).is_some() {
                     return Err(format!("API `{pattern}` is listed twice"));
                 }
-                apis.push(Api { pattern, alternative });
+                apis.push(Api {
+                    pattern,
+                    alternative,
+                });
             }
             for name in &r.name_fallback {
                 let api = apis
                     .iter()
                     .position(|a| a.pattern.rsplit("::").next() == Some(name.as_str()))
-                    .ok_or_else(|| format!("{}: fallback `{name}` names no API of the rule", r.id))?;
-                db.fallback.insert(name.clone(), ApiMatch { rule: rule_index, api });
+                    .ok_or_else(|| {
+                        format!("{}: fallback `{name}` names no API of the rule", r.id)
+                    })?;
+                db.fallback.insert(
+                    name.clone(),
+                    ApiMatch {
+                        rule: rule_index,
+                        api,
+                    },
+                );
             }
             db.rules.push(Rule {
                 id: r.id,
@@ -237,17 +263,24 @@ impl RuleDb {
     }
 
     pub fn is_opaque(&self, path: &str) -> bool {
-        self.opaque.iter().any(|b| b == path || (b.ends_with("::*") && path.starts_with(&b[..b.len() - 1])))
+        self.opaque
+            .iter()
+            .any(|b| b == path || (b.ends_with("::*") && path.starts_with(&b[..b.len() - 1])))
     }
 
     pub fn find(&self, id_or_name: &str) -> Option<&Rule> {
-        self.rules.iter().find(|r| r.id.eq_ignore_ascii_case(id_or_name) || r.name == id_or_name)
+        self.rules
+            .iter()
+            .find(|r| r.id.eq_ignore_ascii_case(id_or_name) || r.name == id_or_name)
     }
 
     /// The alternative to suggest for a match: the API's own, else the rule's.
     pub fn alternative(&self, m: ApiMatch) -> &str {
         let rule = &self.rules[m.rule];
-        rule.apis.get(m.api).and_then(|a| a.alternative.as_deref()).unwrap_or(&rule.alternative)
+        rule.apis
+            .get(m.api)
+            .and_then(|a| a.alternative.as_deref())
+            .unwrap_or(&rule.alternative)
     }
 
     /// A short hash of the database, for cache keys and the SARIF driver.
@@ -291,12 +324,20 @@ mod tests {
         assert!(db.rules.len() >= 10);
         for r in &db.rules {
             assert!(r.id.starts_with("NB") && r.id.len() == 6, "{}", r.id);
-            assert!(!r.doc.what.is_empty() && !r.doc.why.is_empty() && !r.doc.example.is_empty(), "{}", r.id);
+            assert!(
+                !r.doc.what.is_empty() && !r.doc.why.is_empty() && !r.doc.example.is_empty(),
+                "{}",
+                r.id
+            );
             assert!(!r.alternative.is_empty(), "{}", r.id);
             assert!(r.ffi || !r.apis.is_empty(), "{} matches nothing", r.id);
             let cat_code = &r.id[2..4];
             let same_cat = db.rules.iter().filter(|o| &o.id[2..4] == cat_code);
-            assert!(same_cat.clone().all(|o| o.category == r.category), "{}: category code mixes categories", r.id);
+            assert!(
+                same_cat.clone().all(|o| o.category == r.category),
+                "{}: category code mixes categories",
+                r.id
+            );
         }
     }
 

@@ -23,7 +23,10 @@ pub enum Ty {
     Adt(TyCon, Vec<Ty>),
     Ref(Box<Ty>),
     /// A generic parameter with its trait bounds.
-    Param { name: String, bounds: Vec<TraitRef> },
+    Param {
+        name: String,
+        bounds: Vec<TraitRef>,
+    },
     /// `dyn A + B` or `impl A + B`.
     Dyn(Vec<TraitRef>),
     Tuple(Vec<Ty>),
@@ -61,7 +64,9 @@ impl Ty {
     /// by the heuristic "`T::new` returns `T`" may really return `Result<T>`.
     pub fn unwrap_result_like(self) -> Ty {
         match &self {
-            Ty::Adt(TyCon::External(p), args) if is_result_like(p) => args.first().cloned().unwrap_or(Ty::Unknown),
+            Ty::Adt(TyCon::External(p), args) if is_result_like(p) => {
+                args.first().cloned().unwrap_or(Ty::Unknown)
+            }
             _ => self,
         }
     }
@@ -75,11 +80,14 @@ impl Ty {
                 if DEREF_TO_ARG.contains(&p) {
                     return args.first().cloned();
                 }
-                DEREF_TO_TYPE.iter().find(|(from, _)| *from == p).map(|(_, to)| match *to {
-                    "str" => Ty::Str,
-                    "[T]" => Ty::Slice(Box::new(args.first().cloned().unwrap_or(Ty::Unknown))),
-                    other => Ty::external(other, Vec::new()),
-                })
+                DEREF_TO_TYPE
+                    .iter()
+                    .find(|(from, _)| *from == p)
+                    .map(|(_, to)| match *to {
+                        "str" => Ty::Str,
+                        "[T]" => Ty::Slice(Box::new(args.first().cloned().unwrap_or(Ty::Unknown))),
+                        other => Ty::external(other, Vec::new()),
+                    })
             }
             _ => None,
         }
@@ -87,7 +95,10 @@ impl Ty {
 }
 
 fn is_result_like(p: &str) -> bool {
-    p == "std::option::Option" || p == "std::result::Result" || p.ends_with("::Result") || p == "Result"
+    p == "std::option::Option"
+        || p == "std::result::Result"
+        || p.ends_with("::Result")
+        || p == "Result"
 }
 
 /// Smart pointers and guards that deref to their first generic argument.
@@ -169,7 +180,9 @@ pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
         "std::io::Stdin::lock" => Some("std::io::StdinLock"),
         "std::fs::read_dir" | "std::path::Path::read_dir" => Some("std::fs::ReadDir"),
         "std::fs::metadata" | "std::path::Path::metadata" => Some("std::fs::Metadata"),
-        "std::fs::OpenOptions::open" | "std::fs::File::open" | "std::fs::File::create" => Some("std::fs::File"),
+        "std::fs::OpenOptions::open" | "std::fs::File::open" | "std::fs::File::create" => {
+            Some("std::fs::File")
+        }
         "std::net::TcpListener::accept" => None,
         "std::process::Command::spawn" => Some("std::process::Child"),
         "std::thread::spawn" | "std::thread::Builder::spawn" => Some("std::thread::JoinHandle"),
@@ -185,8 +198,12 @@ pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
     // Guards: `Mutex<T>::lock()` → `MutexGuard<T>` (wrapped in a Result the caller unwraps).
     let guard = match callee {
         "std::sync::Mutex::lock" | "std::sync::Mutex::try_lock" => Some("std::sync::MutexGuard"),
-        "std::sync::RwLock::read" | "std::sync::RwLock::try_read" => Some("std::sync::RwLockReadGuard"),
-        "std::sync::RwLock::write" | "std::sync::RwLock::try_write" => Some("std::sync::RwLockWriteGuard"),
+        "std::sync::RwLock::read" | "std::sync::RwLock::try_read" => {
+            Some("std::sync::RwLockReadGuard")
+        }
+        "std::sync::RwLock::write" | "std::sync::RwLock::try_write" => {
+            Some("std::sync::RwLockWriteGuard")
+        }
         "std::cell::RefCell::borrow" => Some("std::cell::Ref"),
         "std::cell::RefCell::borrow_mut" => Some("std::cell::RefMut"),
         _ => None,
@@ -198,8 +215,14 @@ pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
         };
         return Some(Ty::external(g, vec![inner]));
     }
-    if SELF_RETURNING.iter().any(|(t, ms)| *t == type_path && ms.contains(&method)) {
-        return Some(recv.cloned().unwrap_or_else(|| Ty::external(type_path, Vec::new())));
+    if SELF_RETURNING
+        .iter()
+        .any(|(t, ms)| *t == type_path && ms.contains(&method))
+    {
+        return Some(
+            recv.cloned()
+                .unwrap_or_else(|| Ty::external(type_path, Vec::new())),
+        );
     }
     None
 }
@@ -208,23 +231,63 @@ pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
 const SELF_RETURNING: &[(&str, &[&str])] = &[
     (
         "std::process::Command",
-        &["arg", "args", "env", "envs", "env_remove", "env_clear", "current_dir", "stdin", "stdout", "stderr", "uid", "gid"],
+        &[
+            "arg",
+            "args",
+            "env",
+            "envs",
+            "env_remove",
+            "env_clear",
+            "current_dir",
+            "stdin",
+            "stdout",
+            "stderr",
+            "uid",
+            "gid",
+        ],
     ),
-    ("std::fs::OpenOptions", &["read", "write", "append", "truncate", "create", "create_new", "mode", "custom_flags"]),
+    (
+        "std::fs::OpenOptions",
+        &[
+            "read",
+            "write",
+            "append",
+            "truncate",
+            "create",
+            "create_new",
+            "mode",
+            "custom_flags",
+        ],
+    ),
     ("std::thread::Builder", &["name", "stack_size"]),
     ("std::fs::DirBuilder", &["recursive", "mode"]),
 ];
 
 /// Methods that return (a reference to) the receiver's own type.
 pub fn is_identity_method(name: &str) -> bool {
-    matches!(name, "clone" | "as_ref" | "as_mut" | "borrow" | "borrow_mut" | "by_ref" | "as_deref" | "to_owned")
+    matches!(
+        name,
+        "clone"
+            | "as_ref"
+            | "as_mut"
+            | "borrow"
+            | "borrow_mut"
+            | "by_ref"
+            | "as_deref"
+            | "to_owned"
+    )
 }
 
 /// Methods of Option/Result that yield the payload.
 pub fn is_unwrap_method(name: &str) -> bool {
     matches!(
         name,
-        "unwrap" | "expect" | "unwrap_or" | "unwrap_or_else" | "unwrap_or_default" | "unwrap_unchecked"
+        "unwrap"
+            | "expect"
+            | "unwrap_or"
+            | "unwrap_or_else"
+            | "unwrap_or_default"
+            | "unwrap_unchecked"
     )
 }
 
@@ -235,7 +298,10 @@ mod tests {
     #[test]
     fn arc_mutex_lock_unwrap_derefs_to_the_payload() {
         let file = Ty::external("std::fs::File", vec![]);
-        let arc = Ty::external("std::sync::Arc", vec![Ty::external("std::sync::Mutex", vec![file.clone()])]);
+        let arc = Ty::external(
+            "std::sync::Arc",
+            vec![Ty::external("std::sync::Mutex", vec![file.clone()])],
+        );
         let mutex = arc.deref_external().unwrap();
         let guard = external_return("std::sync::Mutex::lock", Some(&mutex)).unwrap();
         assert_eq!(guard.deref_external(), Some(file));
@@ -244,9 +310,15 @@ mod tests {
     #[test]
     fn builders_return_themselves_and_results_unwrap() {
         let cmd = Ty::external("std::process::Command", vec![]);
-        assert_eq!(external_return("std::process::Command::arg", Some(&cmd)), Some(cmd.clone()));
+        assert_eq!(
+            external_return("std::process::Command::arg", Some(&cmd)),
+            Some(cmd.clone())
+        );
         let res = Ty::external("std::io::Result", vec![cmd.clone()]);
         assert_eq!(res.unwrap_result_like(), cmd);
-        assert_eq!(canonical_external(vec!["core".into(), "mem".into()]), vec!["std".to_string(), "mem".to_string()]);
+        assert_eq!(
+            canonical_external(vec!["core".into(), "mem".into()]),
+            vec!["std".to_string(), "mem".to_string()]
+        );
     }
 }

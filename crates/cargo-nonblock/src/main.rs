@@ -145,13 +145,31 @@ fn print_rules(rules: &RuleDb, format: TableFormat) -> ExitCode {
                     })
                 })
                 .collect();
-            println!("{}", serde_json::to_string_pretty(&rows).expect("rules serialise"));
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&rows).expect("rules serialise")
+            );
         }
         TableFormat::Human => {
-            println!("{:<8} {:<22} {:<14} {:<8} {:>5}  summary", "id", "name", "category", "severity", "apis");
+            println!(
+                "{:<8} {:<22} {:<14} {:<8} {:>5}  summary",
+                "id", "name", "category", "severity", "apis"
+            );
             for r in &rules.rules {
-                let apis = if r.ffi { "extern".to_string() } else { r.apis.len().to_string() };
-                println!("{:<8} {:<22} {:<14} {:<8} {:>5}  {}", r.id, r.name, r.category, r.severity.as_str(), apis, r.summary);
+                let apis = if r.ffi {
+                    "extern".to_string()
+                } else {
+                    r.apis.len().to_string()
+                };
+                println!(
+                    "{:<8} {:<22} {:<14} {:<8} {:>5}  {}",
+                    r.id,
+                    r.name,
+                    r.category,
+                    r.severity.as_str(),
+                    apis,
+                    r.summary
+                );
             }
         }
     }
@@ -163,13 +181,34 @@ fn explain(rules: &RuleDb, id: &str) -> ExitCode {
         eprintln!("error: no rule `{id}`; `cargo nonblock rules` lists them");
         return ExitCode::from(2);
     };
-    let mut s = format!("{} ({}) — {}\ncategory: {}, default severity: {}\n\n", r.id, r.name, r.summary, r.category, r.severity.as_str());
-    s.push_str(&format!("## What it does\n{}\n\n## Why is this bad\n{}\n\n", r.doc.what.trim(), r.doc.why.trim()));
+    let mut s = format!(
+        "{} ({}) — {}\ncategory: {}, default severity: {}\n\n",
+        r.id,
+        r.name,
+        r.summary,
+        r.category,
+        r.severity.as_str()
+    );
+    s.push_str(&format!(
+        "## What it does\n{}\n\n## Why is this bad\n{}\n\n",
+        r.doc.what.trim(),
+        r.doc.why.trim()
+    ));
     if !r.doc.known_problems.is_empty() {
-        s.push_str(&format!("## Known problems\n{}\n\n", r.doc.known_problems.trim()));
+        s.push_str(&format!(
+            "## Known problems\n{}\n\n",
+            r.doc.known_problems.trim()
+        ));
     }
-    s.push_str(&format!("## Example\n```rust\n{}\n```\n\n## Use instead\n```rust\n{}\n```\n\n", r.doc.example.trim(), r.doc.use_instead.trim()));
-    s.push_str(&format!("Async alternative: {}\nFix: {}\n", r.alternative, r.help));
+    s.push_str(&format!(
+        "## Example\n```rust\n{}\n```\n\n## Use instead\n```rust\n{}\n```\n\n",
+        r.doc.example.trim(),
+        r.doc.use_instead.trim()
+    ));
+    s.push_str(&format!(
+        "Async alternative: {}\nFix: {}\n",
+        r.alternative, r.help
+    ));
     if !r.apis.is_empty() {
         s.push_str("\nAPIs matched:\n");
         for a in &r.apis {
@@ -209,17 +248,24 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
     let styled = match args.color {
         Color::Always => true,
         Color::Never => false,
-        Color::Auto => args.output.is_none() && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        Color::Auto => {
+            args.output.is_none()
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none()
+        }
     };
     let rendered = match args.format {
         OutputFormat::Json => report.to_json(),
         OutputFormat::Human => human::render(&report, &DiskSources { workspace_root }, styled),
     };
     let written = match &args.output {
-        Some(path) => std::fs::write(path, &rendered).map_err(|e| format!("cannot write {}: {e}", path.display())),
+        Some(path) => std::fs::write(path, &rendered)
+            .map_err(|e| format!("cannot write {}: {e}", path.display())),
         None => {
             let mut out = std::io::stdout().lock();
-            out.write_all(rendered.as_bytes()).and_then(|_| out.flush()).map_err(|e| format!("cannot write to stdout: {e}"))
+            out.write_all(rendered.as_bytes())
+                .and_then(|_| out.flush())
+                .map_err(|e| format!("cannot write to stdout: {e}"))
         }
     };
     if let Err(e) = written {
@@ -238,7 +284,8 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
 fn workspace_root(args: &ScanArgs) -> PathBuf {
     // Findings' workspace files are relative to the workspace root; cargo metadata knows it, and
     // the report does not carry it, so ask cargo's locate-project the same way cargo does.
-    let mut cmd = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let mut cmd =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.args(["locate-project", "--workspace", "--message-format", "plain"]);
     if let Some(p) = &args.manifest_path {
         cmd.arg("--manifest-path").arg(p);
@@ -257,8 +304,16 @@ fn print_verbose(report: &Report) {
         s.packages, s.files, s.bytes, s.functions, s.async_contexts, s.call_edges
     );
     let total_calls = s.call_edges + s.unresolved_calls;
-    let ratio = if total_calls == 0 { 0.0 } else { s.unresolved_calls as f64 / total_calls as f64 };
-    eprintln!("nonblock: {} unresolved call expressions ({:.1}% of calls)", s.unresolved_calls, ratio * 100.0);
+    let ratio = if total_calls == 0 {
+        0.0
+    } else {
+        s.unresolved_calls as f64 / total_calls as f64
+    };
+    eprintln!(
+        "nonblock: {} unresolved call expressions ({:.1}% of calls)",
+        s.unresolved_calls,
+        ratio * 100.0
+    );
     for (why, n) in &s.unresolved_by_reason {
         eprintln!("    {why}: {n}");
     }

@@ -7,7 +7,11 @@ use super::SourceProvider;
 use crate::report::{Finding, Report};
 
 pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> String {
-    let renderer = if styled { Renderer::styled() } else { Renderer::plain() };
+    let renderer = if styled {
+        Renderer::styled()
+    } else {
+        Renderer::plain()
+    };
     let mut out = String::new();
     for f in &report.findings {
         out.push_str(&render_finding(f, sources, &renderer));
@@ -19,7 +23,10 @@ pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> St
             (None, Some(p)) => format!("package {p}: "),
             _ => String::new(),
         };
-        let title = format!("{} ({}): {location}{}", "analysis incomplete", e.kind, e.message);
+        let title = format!(
+            "{} ({}): {location}{}",
+            "analysis incomplete", e.kind, e.message
+        );
         let group = [Group::with_title(Level::WARNING.primary_title(title))];
         out.push_str(&renderer.render(&group));
         out.push('\n');
@@ -31,10 +38,20 @@ pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> St
 
 /// `nonblock: 3 findings (2 errors, 1 warning) in 4 async contexts; 12 packages, 80 files analysed`.
 pub fn summary_line(report: &Report) -> String {
-    let errors = report.findings.iter().filter(|f| f.severity == "error").count();
+    let errors = report
+        .findings
+        .iter()
+        .filter(|f| f.severity == "error")
+        .count();
     let warnings = report.findings.len() - errors;
     let s = &report.stats;
-    let plural = |n: usize, one: &str, many: &str| if n == 1 { format!("{n} {one}") } else { format!("{n} {many}") };
+    let plural = |n: usize, one: &str, many: &str| {
+        if n == 1 {
+            format!("{n} {one}")
+        } else {
+            format!("{n} {many}")
+        }
+    };
     let mut line = format!(
         "nonblock: {} ({}, {}); {} and {} analysed",
         plural(report.findings.len(), "finding", "findings"),
@@ -44,21 +61,35 @@ pub fn summary_line(report: &Report) -> String {
         plural(s.files, "file", "files"),
     );
     if !report.errors.is_empty() {
-        line.push_str(&format!(", {} not fully analysed", plural(report.errors.len(), "problem", "problems")));
+        line.push_str(&format!(
+            ", {} not fully analysed",
+            plural(report.errors.len(), "problem", "problems")
+        ));
     }
     line
 }
 
 fn render_finding(f: &Finding, sources: &dyn SourceProvider, renderer: &Renderer) -> String {
-    let level = if f.severity == "error" { Level::ERROR } else { Level::WARNING };
+    let level = if f.severity == "error" {
+        Level::ERROR
+    } else {
+        Level::WARNING
+    };
     let first = &f.path[0];
-    let title = format!("{}: `{}` reached from {} `{}`", f.name, f.api, f.root.kind, f.root.function);
+    let title = format!(
+        "{}: `{}` reached from {} `{}`",
+        f.name, f.api, f.root.kind, f.root.function
+    );
     let label = if f.path.len() == 1 {
         "blocking call".to_string()
     } else {
         format!("reaches `{}` in {} steps", f.api, f.path.len())
     };
-    let source = sources.source(&first.file).and_then(|text| text.lines().nth(first.line as usize - 1).map(str::to_string));
+    let source = sources.source(&first.file).and_then(|text| {
+        text.lines()
+            .nth(first.line as usize - 1)
+            .map(str::to_string)
+    });
     let mut group = Group::with_title(level.primary_title(title).id(f.rule.clone()));
     match &source {
         Some(line_text) => {
@@ -71,7 +102,9 @@ fn render_finding(f: &Finding, sources: &dyn SourceProvider, renderer: &Renderer
             );
         }
         None => {
-            group = group.element(Level::NOTE.message(format!("at {}:{}:{}", first.file, first.line, first.column)));
+            group = group.element(
+                Level::NOTE.message(format!("at {}:{}:{}", first.file, first.line, first.column)),
+            );
         }
     }
     for step in &f.path[1..] {
@@ -91,7 +124,11 @@ fn render_finding(f: &Finding, sources: &dyn SourceProvider, renderer: &Renderer
 /// The byte range of the callee written at `column` (1-based, in characters): a path such as
 /// `std::fs::read` or a method name.
 fn callee_span(line: &str, column: u32) -> std::ops::Range<usize> {
-    let start = line.char_indices().nth(column.saturating_sub(1) as usize).map(|(i, _)| i).unwrap_or(0);
+    let start = line
+        .char_indices()
+        .nth(column.saturating_sub(1) as usize)
+        .map(|(i, _)| i)
+        .unwrap_or(0);
     let rest = &line[start..];
     let mut end = 0;
     let bytes = rest.as_bytes();
@@ -105,7 +142,11 @@ fn callee_span(line: &str, column: u32) -> std::ops::Range<usize> {
             break;
         }
     }
-    let end = if end == 0 { rest.chars().next().map(char::len_utf8).unwrap_or(0) } else { end };
+    let end = if end == 0 {
+        rest.chars().next().map(char::len_utf8).unwrap_or(0)
+    } else {
+        end
+    };
     start..start + end
 }
 

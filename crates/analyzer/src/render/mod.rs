@@ -22,7 +22,11 @@ pub struct DiskSources {
 impl SourceProvider for DiskSources {
     fn source(&self, file: &str) -> Option<String> {
         let p = std::path::Path::new(file);
-        let full = if p.is_absolute() { p.to_path_buf() } else { self.workspace_root.join(p) };
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            self.workspace_root.join(p)
+        };
         std::fs::read_to_string(full).ok()
     }
 }

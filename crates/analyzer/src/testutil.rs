@@ -1,0 +1,75 @@
+//! Test support: analyse a crate written inline, without cargo, so each stage's behaviour can be
+//! tested beside its code in milliseconds.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use crate::cfg::CfgSet;
+use crate::discover::{CrateUnit, PackageInfo, SourceKind, UnitKind, Workspace};
+use crate::{Report, RuleDb};
+
+/// A scratch directory removed on drop.
+pub struct Scratch(pub PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Writes `files` (paths relative to the package root, the first being `src/lib.rs` or another
+/// crate root) into a scratch package `app` and analyses it as a workspace member.
+pub fn analyze_files(files: &[(&str, &str)]) -> Report {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "nonblock-unit-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    ));
+    let scratch = Scratch(dir.clone());
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, text).unwrap();
+    }
+    let cfg = CfgSet::parse_rustc_output("unix\ntarget_os=\"linux\"\ntarget_family=\"unix\"\n")
+        .with_features(["default"]);
+    let ws = Workspace {
+        root: dir.clone(),
+        packages: vec![PackageInfo {
+            name: "app".into(),
+            version: "0.1.0".into(),
+            id: "app 0.1.0".into(),
+            manifest_dir: dir.clone(),
+            is_member: true,
+            report_roots: true,
+            source: SourceKind::Workspace,
+            features: vec!["default".into()],
+        }],
+        units: vec![CrateUnit {
+            package: 0,
+            crate_name: "app".into(),
+            kind: UnitKind::Lib,
+            root: dir.join(files[0].0),
+            deps: BTreeMap::new(),
+            cfg,
+        }],
+        skipped: Vec::new(),
+    };
+    let report = crate::analyze_workspace(&ws, &RuleDb::builtin(), Instant::now(), BTreeMap::new());
+    drop(scratch);
+    report
+}
+
+/// `(line of path[0], rule id)` of every finding, sorted.
+pub fn sites(report: &Report) -> Vec<(u32, String)> {
+    let mut v: Vec<(u32, String)> = report
+        .findings
+        .iter()
+        .map(|f| (f.path[0].line, f.rule.clone()))
+        .collect();
+    v.sort();
+    v
+}
