@@ -2,6 +2,7 @@
 //! findings its sources declare as markers.
 
 pub mod markers;
+pub mod score;
 
 use std::path::{Path, PathBuf};
 

@@ -2,8 +2,11 @@
 //! fixture style):
 //!
 //! - `call(); // expect: NB0101 NB0201 via=dotenvy` — findings of these rules have `path[0]` on
-//!   this line; with `via=PKG`, each such finding's path passes through package PKG.
+//!   this line; with `via=PKG`, the path of each of these findings passes through a function of
+//!   cargo package PKG (several `via=` may be given; all must hold).
 //! - `call(); // ok: reason` — a negative site: no finding may have `path[0]` on this line.
+//!
+//! Only this module knows the syntax; `score` compares the parsed markers with a report.
 
 use std::path::Path;
 
@@ -25,49 +28,92 @@ pub struct Negative {
 pub struct Markers {
     pub expected: Vec<Expected>,
     pub negatives: Vec<Negative>,
+    /// Malformed markers (`file:line: what is wrong`): a typo must not silently drop a site.
+    pub errors: Vec<String>,
 }
+
+const EXPECT: &str = "// expect:";
+const OK: &str = "// ok:";
 
 /// Parses the markers of one source text. `file` is the path reported for it.
 pub fn parse(file: &str, text: &str, out: &mut Markers) {
     for (i, line) in text.lines().enumerate() {
         let line_no = i as u32 + 1;
-        if let Some(rest) = marker_text(line, "// expect:") {
-            let mut rules = Vec::new();
-            let mut via = Vec::new();
-            for word in rest.split_whitespace() {
-                match word.strip_prefix("via=") {
-                    Some(pkg) => via.push(pkg.to_string()),
-                    None => rules.push(word.trim_matches(',').to_string()),
+        let expect = marker_text(line, EXPECT);
+        let ok = marker_text(line, OK);
+        match (expect, ok) {
+            (Some(_), Some(_)) => out.errors.push(format!(
+                "{file}:{line_no}: a line is either `expect:` or `ok:`, not both"
+            )),
+            (Some(rest), None) => parse_expect(file, line_no, rest, out),
+            (None, Some(reason)) => {
+                if reason.is_empty() {
+                    out.errors
+                        .push(format!("{file}:{line_no}: `// ok:` needs a reason"));
                 }
-            }
-            for rule in rules {
-                out.expected.push(Expected {
+                out.negatives.push(Negative {
                     file: file.to_string(),
                     line: line_no,
-                    rule,
-                    via: via.clone(),
                 });
             }
-        } else if marker_text(line, "// ok:").is_some() {
-            out.negatives.push(Negative {
-                file: file.to_string(),
-                line: line_no,
-            });
+            (None, None) => {}
         }
     }
+}
+
+fn parse_expect(file: &str, line: u32, rest: &str, out: &mut Markers) {
+    let mut rules: Vec<String> = Vec::new();
+    let mut via = Vec::new();
+    for word in rest.split_whitespace() {
+        let word = word.trim_matches(',');
+        match word.strip_prefix("via=") {
+            Some("") => out.errors.push(format!("{file}:{line}: empty `via=`")),
+            Some(pkg) => via.push(pkg.to_string()),
+            None if is_rule_id(word) => {
+                if !rules.iter().any(|r| r == word) {
+                    rules.push(word.to_string());
+                }
+            }
+            None => out.errors.push(format!(
+                "{file}:{line}: `{word}` is neither a rule id (NB0000) nor `via=PKG`"
+            )),
+        }
+    }
+    if rules.is_empty() {
+        out.errors
+            .push(format!("{file}:{line}: `// expect:` names no rule"));
+    }
+    for rule in rules {
+        out.expected.push(Expected {
+            file: file.to_string(),
+            line,
+            rule,
+            via: via.clone(),
+        });
+    }
+}
+
+fn is_rule_id(word: &str) -> bool {
+    word.len() == 6 && word.starts_with("NB") && word[2..].bytes().all(|b| b.is_ascii_digit())
 }
 
 fn marker_text<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
     line.find(tag).map(|i| line[i + tag.len()..].trim())
 }
 
-/// Markers of every `.rs` file under `workspace` (skipping `target/`), with paths relative to it.
+/// Markers of every `.rs` file under `workspace` (build scripts and files that are not modules
+/// included: their `ok:` lines are negatives too), skipping `target/` and hidden directories.
+/// Paths are relative to `workspace`, with `/` separators, as the JSON report writes them.
 pub fn scan(workspace: &Path) -> Markers {
     let mut out = Markers::default();
     let mut files: Vec<_> = walkdir::WalkDir::new(workspace)
         .into_iter()
-        .filter_entry(|e| e.file_name() != "target")
+        .filter_entry(|e| {
+            let name = e.file_name().to_string_lossy();
+            e.depth() == 0 || (name != "target" && !name.starts_with('.'))
+        })
         .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_file())
         .filter(|e| e.path().extension().is_some_and(|x| x == "rs"))
         .map(|e| e.path().to_path_buf())
         .collect();
@@ -78,8 +124,9 @@ pub fn scan(workspace: &Path) -> Markers {
             .unwrap_or(&path)
             .to_string_lossy()
             .replace('\\', "/");
-        if let Ok(text) = std::fs::read_to_string(&path) {
-            parse(&rel, &text, &mut out);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => parse(&rel, &text, &mut out),
+            Err(e) => out.errors.push(format!("{rel}: unreadable: {e}")),
         }
     }
     out
@@ -89,14 +136,18 @@ pub fn scan(workspace: &Path) -> Markers {
 mod tests {
     use super::*;
 
+    fn parsed(text: &str) -> Markers {
+        let mut m = Markers::default();
+        parse("src/a.rs", text, &mut m);
+        m
+    }
+
     #[test]
     fn parses_several_rules_via_and_negatives() {
-        let mut m = Markers::default();
-        parse(
-            "src/a.rs",
-            "fn a() {\n    x(); // expect: NB0101 NB0201 via=dotenvy via=core\n    y(); // ok: offloaded\n    z();\n}\n",
-            &mut m,
+        let m = parsed(
+            "fn a() {\n    x(); // expect: NB0101 NB0201 via=dotenvy via=core-lib\n    y(); // ok: offloaded\n    z();\n}\n",
         );
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
         assert_eq!(m.expected.len(), 2);
         assert_eq!(
             m.expected[0],
@@ -104,15 +155,79 @@ mod tests {
                 file: "src/a.rs".into(),
                 line: 2,
                 rule: "NB0101".into(),
-                via: vec!["dotenvy".into(), "core".into()]
+                via: vec!["dotenvy".into(), "core-lib".into()]
             }
         );
         assert_eq!(m.expected[1].rule, "NB0201");
+        assert_eq!(m.expected[1].via, m.expected[0].via);
         assert_eq!(
             m.negatives,
             vec![Negative {
                 file: "src/a.rs".into(),
                 line: 3
+            }]
+        );
+    }
+
+    #[test]
+    fn one_rule_per_line_once_and_commas_are_ignored() {
+        let m = parsed("f(); // expect: NB0101, NB0101, NB0701\n");
+        let rules: Vec<&str> = m.expected.iter().map(|e| e.rule.as_str()).collect();
+        assert_eq!(rules, ["NB0101", "NB0701"]);
+        assert!(m.expected.iter().all(|e| e.line == 1 && e.via.is_empty()));
+    }
+
+    #[test]
+    fn lines_without_markers_and_plain_comments_are_ignored() {
+        let m = parsed("// a comment about expect\nlet x = 1; // nothing to see\n/// ok fine\n");
+        assert!(m.expected.is_empty() && m.negatives.is_empty() && m.errors.is_empty());
+    }
+
+    #[test]
+    fn malformed_markers_are_errors() {
+        let m = parsed(
+            "a(); // expect: NB101\nb(); // expect:\nc(); // expect: NB0101 via=\nd(); // ok:\ne(); // expect: NB0101 // ok: both\n",
+        );
+        for line in 1..=5 {
+            let prefix = format!("src/a.rs:{line}:");
+            assert!(
+                m.errors.iter().any(|e| e.starts_with(&prefix)),
+                "no error for line {line}: {:#?}",
+                m.errors
+            );
+        }
+        assert!(m.expected.iter().all(|e| e.line != 1));
+    }
+
+    #[test]
+    fn scan_walks_every_rs_file_with_relative_paths() {
+        let dir = std::env::temp_dir().join(format!("nb-markers-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("crates/app/src")).unwrap();
+        std::fs::create_dir_all(dir.join("target/debug")).unwrap();
+        std::fs::write(dir.join("build.rs"), "x(); // ok: build script\n").unwrap();
+        std::fs::write(
+            dir.join("crates/app/src/lib.rs"),
+            "\ny(); // expect: NB0301\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("target/debug/gen.rs"), "z(); // expect: NB0101\n").unwrap();
+        let m = scan(&dir);
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(
+            m.expected,
+            vec![Expected {
+                file: "crates/app/src/lib.rs".into(),
+                line: 2,
+                rule: "NB0301".into(),
+                via: vec![]
+            }]
+        );
+        assert_eq!(
+            m.negatives,
+            vec![Negative {
+                file: "build.rs".into(),
+                line: 1
             }]
         );
     }

@@ -1,144 +1,83 @@
-//! The labelled corpus: every fixture workspace's findings against the markers in its source.
-//! Prints recall and precision per workspace and in total; fails below 100 %.
+//! The labelled corpus: every fixture workspace (`tests/fixtures/*/`) and `examples/demo-service`
+//! is analysed, and its findings are scored against the `// expect:` / `// ok:` markers in its
+//! source. Prints the tally per workspace and in total; fails below 100 % recall or precision,
+//! listing every mismatch.
+//!
+//! `NONBLOCK_FIXTURES=basics,members` limits the run to workspaces with those directory names;
+//! `NONBLOCK_FIXTURE_TIMEOUT=SECS` (default 300) bounds each workspace's analysis.
 
-use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
+use nonblock_tests::score::{score, Tally};
 use nonblock_tests::{labelled_workspaces, markers, run_tool_json};
-
-#[derive(Default)]
-struct Tally {
-    positives: usize,
-    negatives: usize,
-    tp: usize,
-    fp: usize,
-    fn_: usize,
-    fp_on_negative: usize,
-}
 
 #[test]
 fn labelled_fixtures_have_full_recall_and_precision() {
+    let workspaces = selected(labelled_workspaces());
+    assert!(!workspaces.is_empty(), "no labelled workspace selected");
     let mut total = Tally::default();
     let mut problems = Vec::new();
-    for ws in labelled_workspaces() {
+    for ws in &workspaces {
         let name = ws.file_name().unwrap().to_string_lossy().into_owned();
-        let m = markers::scan(&ws);
-        let json = run_tool_json(&ws.join("Cargo.toml"));
-        let findings = json["findings"].as_array().expect("findings array");
-        let mut t = Tally {
-            positives: m.expected.len(),
-            negatives: m.negatives.len(),
-            ..Tally::default()
-        };
-        let mut matched_markers = BTreeSet::new();
-        for f in findings {
-            let first = &f["path"][0];
-            let file = first["file"].as_str().unwrap_or_default();
-            let line = first["line"].as_u64().unwrap_or(0) as u32;
-            let rule = f["rule"].as_str().unwrap_or_default();
-            let packages: BTreeSet<&str> = f["path"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|s| s["package"].as_str())
-                .collect();
-            let hit = m
-                .expected
-                .iter()
-                .position(|e| e.file == file && e.line == line && e.rule == rule);
-            match hit {
-                Some(i) => {
-                    let e = &m.expected[i];
-                    let missing: Vec<&String> = e
-                        .via
-                        .iter()
-                        .filter(|v| !packages.contains(v.as_str()))
-                        .collect();
-                    if missing.is_empty() {
-                        matched_markers.insert(i);
-                        t.tp += 1;
-                    } else {
-                        problems.push(format!("{name}: {file}:{line} {rule}: path does not pass through {missing:?}: {}", path_text(f)));
-                    }
-                }
-                None => {
-                    t.fp += 1;
-                    let on_negative = m.negatives.iter().any(|n| n.file == file && n.line == line);
-                    if on_negative {
-                        t.fp_on_negative += 1;
-                    }
-                    let kind = if on_negative {
-                        "finding on an `ok:` line"
-                    } else {
-                        "unexpected finding"
-                    };
-                    problems.push(format!(
-                        "{name}: {kind} {file}:{line} {rule} ({}): {}",
-                        f["api"],
-                        path_text(f)
-                    ));
-                }
-            }
-        }
-        for (i, e) in m.expected.iter().enumerate() {
-            if !matched_markers.contains(&i) {
-                t.fn_ += 1;
-                problems.push(format!("{name}: missed {}:{} {}", e.file, e.line, e.rule));
-            }
-        }
+        let m = markers::scan(ws);
+        problems.extend(m.errors.iter().map(|e| format!("{name}: bad marker: {e}")));
+        let started = Instant::now();
+        let json = analyse_with_time_limit(ws);
+        let s = score(&m, &json);
+        let errors = json["errors"].as_array().map_or(0, Vec::len);
         println!(
-            "{name:<24} positives {:>3}  negatives {:>3}  TP {:>3}  FP {:>3}  FN {:>3}",
-            t.positives, t.negatives, t.tp, t.fp, t.fn_
+            "{name:<14} {}  ({:.1}s, {errors} analysis diagnostics)",
+            s.tally.summary(),
+            started.elapsed().as_secs_f64()
         );
-        total.positives += t.positives;
-        total.negatives += t.negatives;
-        total.tp += t.tp;
-        total.fp += t.fp;
-        total.fn_ += t.fn_;
-        total.fp_on_negative += t.fp_on_negative;
+        problems.extend(s.mismatches.iter().map(|p| format!("{name}: {p}")));
+        total.add(&s.tally);
     }
-    let matched = total.positives - total.fn_;
-    let recall = if total.positives == 0 {
-        1.0
-    } else {
-        matched as f64 / total.positives as f64
-    };
-    let precision = if total.tp + total.fp == 0 {
-        1.0
-    } else {
-        total.tp as f64 / (total.tp + total.fp) as f64
-    };
-    println!(
-        "TOTAL: {} positive sites, {} negative sites; recall {:.1}% ({matched}/{}), precision {:.1}% ({} TP, {} FP, {} on negatives)",
-        total.positives,
-        total.negatives,
-        recall * 100.0,
-        total.positives,
-        precision * 100.0,
-        total.tp,
-        total.fp,
-        total.fp_on_negative
-    );
+    println!("{:<14} {}", "TOTAL", total.summary());
     assert!(
-        problems.is_empty(),
+        problems.is_empty() && total.is_perfect(),
         "{} mismatches:\n{}",
         problems.len(),
         problems.join("\n")
     );
 }
 
-fn path_text(f: &serde_json::Value) -> String {
-    f["path"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|s| {
-            format!(
-                "{} ({}:{})",
-                s["function"].as_str().unwrap_or("?"),
-                s["file"].as_str().unwrap_or("?"),
-                s["line"]
-            )
+/// Workspaces named in `NONBLOCK_FIXTURES` (comma-separated directory names), or all.
+fn selected(all: Vec<PathBuf>) -> Vec<PathBuf> {
+    let Ok(filter) = std::env::var("NONBLOCK_FIXTURES") else {
+        return all;
+    };
+    let names: Vec<&str> = filter.split(',').map(str::trim).collect();
+    all.into_iter()
+        .filter(|p| p.file_name().is_some_and(|n| names.iter().any(|x| n == *x)))
+        .collect()
+}
+
+/// Runs the analyzer on another thread so that a runaway analysis fails this test with the
+/// workspace's name instead of hanging it.
+fn analyse_with_time_limit(ws: &Path) -> serde_json::Value {
+    let secs = std::env::var("NONBLOCK_FIXTURE_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(300);
+    let manifest = ws.join("Cargo.toml");
+    let (tx, rx) = mpsc::channel();
+    std::thread::Builder::new()
+        .name(format!("analyse {}", ws.display()))
+        .stack_size(64 << 20)
+        .spawn(move || {
+            let _ = tx.send(run_tool_json(&manifest));
         })
-        .collect::<Vec<_>>()
-        .join(" → ")
+        .expect("spawn analysis thread");
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(json) => json,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{}: analysis did not finish within {secs} s", ws.display())
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => {
+            panic!("{}: analysis panicked (see above)", ws.display())
+        }
+    }
 }

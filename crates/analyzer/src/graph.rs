@@ -7,12 +7,12 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::discover::{DepTarget, Workspace};
+use crate::discover::Workspace;
 use crate::index::{FnId, FnOwner, Index, Res, TypeKind};
 use crate::ir::Pos;
 use crate::resolve::{Body, BodyKind, CallSite, Confidence, Target};
 use crate::rules::{ApiMatch, RuleDb, Scope};
-use crate::ty::{TraitRef, Ty, TyCon};
+use crate::ty::TraitRef;
 
 /// What one resolved target of a call does.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,6 +78,11 @@ pub struct CallGraph {
 /// Per-function facts the rules and runtime table give before any body is walked.
 struct Leaves {
     api: BTreeMap<FnId, ApiKey>,
+    /// Foreign fns declared by system-binding crates (`rules/runtime.toml`: `system_ffi`): thin
+    /// syscall wrappers that async runtimes call on purpose; reported only from workspace code.
+    system_ffi: BTreeSet<FnId>,
+    /// Per function: the closure parameters it calls before returning.
+    calls_param: Vec<BTreeSet<usize>>,
     boundary: BTreeMap<FnId, BTreeSet<usize>>,
     opaque: BTreeSet<FnId>,
 }
@@ -87,6 +92,7 @@ const ALL_ARGS: usize = usize::MAX;
 
 pub fn build(ws: &Workspace, index: &Index, rules: &RuleDb, resolved: Vec<Vec<Body>>) -> CallGraph {
     let mut leaves = leaves(index, rules);
+    leaves.calls_param = called_params(&resolved);
     infer_wrappers(index, rules, &resolved, &mut leaves);
     let member_unit: Vec<bool> = index
         .units
@@ -106,8 +112,17 @@ pub fn build(ws: &Workspace, index: &Index, rules: &RuleDb, resolved: Vec<Vec<Bo
         let unit = index.fns[f].unit;
         for b in fn_bodies {
             let mut calls = Vec::new();
+            let calls_closure_values = calls_closure_value(&b.calls);
             for c in &b.calls {
-                flatten(index, rules, &leaves, c, member_unit[unit], &mut calls);
+                flatten(
+                    index,
+                    rules,
+                    &leaves,
+                    c,
+                    member_unit[unit],
+                    calls_closure_values,
+                    &mut calls,
+                );
             }
             call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
             let root = if report_unit[unit] {
@@ -226,6 +241,7 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
             }
         }
     }
+    let mut system_ffi = BTreeSet::new();
     if let Some(ffi) = rules.ffi_rule() {
         for (f, def) in index.fns.iter().enumerate() {
             if def.foreign {
@@ -234,6 +250,13 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
                     api_index: usize::MAX,
                     path: index.fn_display(f),
                 });
+                if rules
+                    .system_ffi
+                    .iter()
+                    .any(|c| *c == index.units[def.unit].crate_name)
+                {
+                    system_ffi.insert(f);
+                }
             }
         }
     }
@@ -249,9 +272,116 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
     }
     Leaves {
         api,
+        system_ffi,
+        calls_param: Vec::new(),
         boundary,
         opaque,
     }
+}
+
+/// Whether a call runs its closure argument `arg` before returning (as `Option::map` or a
+/// helper that calls its parameter do), rather than storing it (`Arc::new(closure)`).
+fn runs_closure_arg(index: &Index, leaves: &Leaves, target: &Target, arg: usize) -> bool {
+    match target {
+        Target::Fn(f, _) => {
+            index.fns[*f].ir.body.is_none() || leaves.calls_param[*f].contains(&arg)
+        }
+        Target::External(p, _) => !is_storing_constructor(p),
+        _ => true,
+    }
+}
+
+/// Whether a body calls a closure held in a variable (`for f in &fs { f() }`).
+fn calls_closure_value(calls: &[CallSite]) -> bool {
+    calls.iter().any(|c| {
+        c.targets.iter().any(|t| {
+            matches!(
+                t,
+                Target::Unresolved(crate::resolve::Unresolved::ClosureValue)
+            )
+        }) || c
+            .closure_args
+            .iter()
+            .any(|ca| calls_closure_value(&ca.calls))
+    })
+}
+
+/// std constructors that store their argument instead of calling it.
+fn is_storing_constructor(path: &str) -> bool {
+    let Some((ty, f)) = path.rsplit_once("::") else {
+        return false;
+    };
+    matches!(
+        f,
+        "new" | "pin" | "from" | "new_cyclic" | "push" | "push_back" | "insert"
+    ) && matches!(
+        ty,
+        "std::boxed::Box"
+            | "std::sync::Arc"
+            | "std::rc::Rc"
+            | "std::sync::Mutex"
+            | "std::sync::RwLock"
+            | "std::cell::RefCell"
+            | "std::cell::Cell"
+            | "std::cell::OnceCell"
+            | "std::sync::OnceLock"
+            | "std::pin::Pin"
+            | "std::vec::Vec"
+            | "std::collections::VecDeque"
+            | "std::collections::HashMap"
+            | "std::collections::BTreeMap"
+    )
+}
+
+/// For every function, the parameters it calls (directly, or by passing them to a function
+/// that calls that parameter), to a fixpoint.
+fn called_params(resolved: &[Vec<Body>]) -> Vec<BTreeSet<usize>> {
+    let mut called: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); resolved.len()];
+    fn direct(calls: &[CallSite], out: &mut BTreeSet<usize>) {
+        for c in calls {
+            for t in &c.targets {
+                if let Target::ParamCall(p) = t {
+                    out.insert(*p);
+                }
+            }
+            for ca in &c.closure_args {
+                direct(&ca.calls, out);
+            }
+        }
+    }
+    for (f, bodies) in resolved.iter().enumerate() {
+        if let Some(b) = bodies.iter().find(|b| b.kind == BodyKind::Fn) {
+            direct(&b.calls, &mut called[f]);
+        }
+    }
+    for _ in 0..16 {
+        let mut changed = false;
+        for (f, bodies) in resolved.iter().enumerate() {
+            let Some(b) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else {
+                continue;
+            };
+            for c in &b.calls {
+                for &(arg, param) in &c.param_args {
+                    if called[f].contains(&param) {
+                        continue;
+                    }
+                    let passes_to_caller = c.targets.iter().any(|t| match t {
+                        Target::Fn(g, _) => called[*g].contains(&arg),
+                        Target::External(p, _) => !is_storing_constructor(p),
+                        _ => false,
+                    });
+                    if passes_to_caller {
+                        called[f].insert(param);
+                        changed = true;
+                    }
+                }
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    called
 }
 
 fn offloads_arg(leaves: &Leaves, rules: &RuleDb, target: &Target, arg: usize) -> bool {
@@ -307,6 +437,7 @@ fn flatten(
     leaves: &Leaves,
     c: &CallSite,
     in_member: bool,
+    calls_closure_values: bool,
     out: &mut Vec<EffectiveCall>,
 ) {
     let mut effects = Vec::new();
@@ -328,11 +459,30 @@ fn flatten(
             && c.targets
                 .iter()
                 .all(|t| offloads_arg(leaves, rules, t, ca.arg));
-        if offloaded {
+        // A stored closure (`vec![Box::new(|| ..)]`) runs where the same body later calls a
+        // closure value; without such a call it runs elsewhere, if at all.
+        let stored = c
+            .targets
+            .iter()
+            .all(|t| matches!(t, Target::External(p, _) if is_storing_constructor(p)));
+        let runs_here = c
+            .targets
+            .iter()
+            .any(|t| runs_closure_arg(index, leaves, t, ca.arg))
+            || (calls_closure_values && stored);
+        if offloaded || !runs_here {
             continue;
         }
         for inner in &ca.calls {
-            flatten(index, rules, leaves, inner, in_member, out);
+            flatten(
+                index,
+                rules,
+                leaves,
+                inner,
+                in_member,
+                calls_closure_values,
+                out,
+            );
         }
     }
 }
@@ -351,6 +501,9 @@ fn effect(
     match t {
         Target::Fn(f, conf) => {
             if let Some(api) = leaves.api.get(f) {
+                if !in_member && leaves.system_ffi.contains(f) {
+                    return None;
+                }
                 return in_scope(rules, api.rule, in_member).then(|| Effect::Api {
                     api: api.clone(),
                     confidence: *conf,
@@ -377,14 +530,17 @@ fn effect(
                 confidence: *conf,
             })
         }
-        Target::UnknownMethod(name) => {
+        // A method-name guess is only made in workspace code: inside dependencies, generic
+        // plumbing (`(**self).to_socket_addrs()`) would make it fire on every wrapper.
+        Target::UnknownMethod(name) if in_member => {
             let m = rules.match_fallback(name)?;
             let path = rules.rules[m.rule].apis[m.api].pattern.clone();
-            in_scope(rules, m.rule, in_member).then(|| Effect::Api {
+            Some(Effect::Api {
                 api: api_key(m, &path),
                 confidence: Confidence::Low,
             })
         }
+        Target::UnknownMethod(_) => None,
         Target::Unresolved(_) | Target::ParamCall(_) => None,
     }
 }
@@ -394,34 +550,6 @@ fn api_key(m: ApiMatch, path: &str) -> ApiKey {
         rule: m.rule,
         api_index: m.api,
         path: path.to_string(),
-    }
-}
-
-/// Whether a unit is one of the analysed workspace's members (for callers outside this module).
-pub fn unit_is_member(ws: &Workspace, index: &Index, unit: usize) -> bool {
-    ws.packages[index.units[unit].package].is_member
-}
-
-/// Extern names that resolve to analysed units (kept for diagnostics of unanalysed crates).
-pub fn analysed_dep_count(index: &Index) -> usize {
-    index
-        .units
-        .iter()
-        .map(|u| {
-            u.extern_names
-                .values()
-                .filter(|d| matches!(d, DepTarget::Unit(_)))
-                .count()
-        })
-        .sum()
-}
-
-/// A receiver type's display, for messages.
-pub fn ty_name(index: &Index, t: &Ty) -> String {
-    match t {
-        Ty::Adt(TyCon::Local(id), _) => index.type_display(*id),
-        Ty::Adt(TyCon::External(p), _) => p.clone(),
-        _ => "_".to_string(),
     }
 }
 

@@ -130,6 +130,8 @@ pub struct Index {
     pub trait_impls: BTreeMap<TypeId, Vec<ImplId>>,
     /// Impls whose self type is a bare generic (`impl<T: X> Tr for T`), by trait.
     pub blanket_impls: Vec<ImplId>,
+    /// Trait impls of the analysed graph for external types (`impl PathExt for Path`), by path.
+    pub external_impls: BTreeMap<String, Vec<ImplId>>,
 }
 
 /// A unit's lowered modules, as the loader produced them.
@@ -388,17 +390,20 @@ impl Index {
                     if name.as_deref() == Some("_") || path.is_empty() {
                         continue;
                     }
-                    if let Some(n) = &name {
-                        if m.imports.contains_key(n) {
-                            continue;
-                        }
-                    }
+
                     let res = self.resolve_path_in(mid, path, u.leading_colon, 0);
                     if res.is_empty() {
                         continue;
                     }
                     match &name {
-                        Some(_) => updates.push((mid, name, res)),
+                        // Re-resolved every pass: a name first seen through a half-resolved
+                        // chain (only the module of that name) gains the fn later.
+                        Some(n) => {
+                            let known = m.imports.get(n);
+                            if res.iter().any(|r| !known.is_some_and(|k| k.contains(r))) {
+                                updates.push((mid, name, res));
+                            }
+                        }
                         None => {
                             if res.iter().any(|r| !m.globs.contains(r)) {
                                 updates.push((mid, None, res));
@@ -413,7 +418,12 @@ impl Index {
             for (mid, name, res) in updates {
                 match name {
                     Some(n) => {
-                        self.modules[mid].imports.insert(n, res);
+                        let entry = self.modules[mid].imports.entry(n).or_default();
+                        for r in res {
+                            if !entry.contains(&r) {
+                                entry.push(r);
+                            }
+                        }
                     }
                     None => {
                         for r in res {
@@ -450,6 +460,9 @@ impl Index {
                 }
                 (Ty::Adt(TyCon::Local(tid), _), Some(_)) => self.types[*tid].trait_impls.push(iid),
                 (Ty::Param { .. }, Some(_)) => self.blanket_impls.push(iid),
+                (Ty::Adt(TyCon::External(p), _), Some(TraitRef::Local(_))) => {
+                    self.external_impls.entry(p.clone()).or_default().push(iid)
+                }
                 _ => {}
             }
             if let Some(TraitRef::Local(t)) = &trait_ref {
@@ -463,16 +476,17 @@ impl Index {
     /// Names visible in a module without the prelude: items, imports, then globs.
     pub fn lookup_in_module(&self, module: ModId, name: &str, depth: usize) -> Vec<Res> {
         let m = &self.modules[module];
-        if let Some(r) = m.items.get(name) {
-            return r.clone();
+        // Items and imports live in different namespaces (`mod spawn` beside `pub use x::spawn`
+        // for a fn): both are candidates.
+        let mut found: Vec<Res> = m.items.get(name).cloned().unwrap_or_default();
+        for r in m.imports.get(name).into_iter().flatten() {
+            if !found.contains(r) {
+                found.push(r.clone());
+            }
         }
-        if let Some(r) = m.imports.get(name) {
-            return r.clone();
+        if !found.is_empty() || depth >= MAX_RESOLVE_DEPTH {
+            return found;
         }
-        if depth >= MAX_RESOLVE_DEPTH {
-            return Vec::new();
-        }
-        let mut found = Vec::new();
         for g in &m.globs {
             match g {
                 Res::Module(gm) if *gm != module => {
@@ -485,10 +499,28 @@ impl Index {
                 _ => {}
             }
         }
-        if found.is_empty() {
-            found = self.external_glob(module, name);
-        }
         found
+    }
+
+    /// A later path segment inside a module: its names, then its globs of unanalysed modules.
+    fn lookup_segment(&self, module: ModId, name: &str, depth: usize) -> Vec<Res> {
+        match name {
+            "super" => {
+                return self.modules[module]
+                    .parent
+                    .map(Res::Module)
+                    .into_iter()
+                    .collect()
+            }
+            "self" => return vec![Res::Module(module)],
+            _ => {}
+        }
+        let found = self.lookup_in_module(module, name, depth);
+        if found.is_empty() {
+            self.external_glob(module, name)
+        } else {
+            found
+        }
     }
 
     /// The first segment of a path: module scope, then extern crates, then std's prelude, then
@@ -519,11 +551,12 @@ impl Index {
         if let Some(p) = prelude_path(name) {
             return vec![Res::External(p)];
         }
-        Vec::new()
+        self.external_glob(module, name)
     }
 
-    /// `use std::fs::*` in a module: a name not found otherwise may come from that glob. Only
-    /// the first such glob is used, and never for names of std's prelude.
+    /// `use std::fs::*` in a module: a name not found otherwise may come from that glob. Every
+    /// such glob is a candidate (we cannot list an unanalysed module's names); never used for
+    /// names of std's prelude.
     fn external_glob(&self, module: ModId, name: &str) -> Vec<Res> {
         if prelude_path(name).is_some() {
             return Vec::new();
@@ -531,15 +564,15 @@ impl Index {
         self.modules[module]
             .globs
             .iter()
-            .find_map(|g| match g {
+            .filter_map(|g| match g {
                 Res::ExternalRoot(p) | Res::External(p) => {
                     let mut q = p.clone();
                     q.push(name.to_string());
-                    Some(vec![Res::External(canonical_external(q))])
+                    Some(Res::External(canonical_external(q)))
                 }
                 _ => None,
             })
-            .unwrap_or_default()
+            .collect()
     }
 
     /// Resolves a path written in `module` to every item it may name.
@@ -563,7 +596,7 @@ impl Index {
             for r in &current {
                 match r {
                     Res::Module(m) => {
-                        for x in self.lookup_in_module(*m, seg, depth + 1) {
+                        for x in self.lookup_segment(*m, seg, depth + 1) {
                             if !next.contains(&x) {
                                 next.push(x);
                             }

@@ -136,6 +136,8 @@ pub struct IrPat {
     pub unwrap_ident: Option<String>,
     /// Every other name the pattern binds (their type is unknown).
     pub others: Vec<String>,
+    /// `(a, b)`: element patterns, typed from a tuple's elements.
+    pub tuple: Vec<IrPat>,
 }
 
 #[derive(Clone, Debug)]

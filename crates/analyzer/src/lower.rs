@@ -41,6 +41,9 @@ pub struct Lowerer<'a> {
     depth: usize,
     /// Fns declared inside bodies; they are indexed as items of the enclosing module.
     nested_fns: Vec<IrFn>,
+    /// `use` declarations inside bodies; they are treated as imports of the enclosing module
+    /// (an over-approximation of their block scope).
+    nested_uses: Vec<IrUse>,
 }
 
 /// A `mod x;` declaration found while lowering a module, for the loader to resolve to a file.
@@ -60,6 +63,7 @@ impl<'a> Lowerer<'a> {
             crate_name,
             depth: 0,
             nested_fns: Vec::new(),
+            nested_uses: Vec::new(),
         }
     }
 
@@ -70,6 +74,7 @@ impl<'a> Lowerer<'a> {
             self.lower_item(item, module, &mut mods);
         }
         module.fns.append(&mut self.nested_fns);
+        module.uses.append(&mut self.nested_uses);
         mods
     }
 
@@ -491,12 +496,26 @@ impl<'a> Lowerer<'a> {
                 })
             }
             syn::Stmt::Item(item) => {
-                if let syn::Item::Fn(f) = item {
-                    let mut attrs = f.attrs.clone();
-                    if self.cfg.keep(&mut attrs) && !is_test_fn(&attrs) {
-                        let lowered = self.lower_fn(&attrs, &f.sig, Some(&f.block), None);
-                        self.nested_fns.push(lowered);
+                match item {
+                    syn::Item::Fn(f) => {
+                        let mut attrs = f.attrs.clone();
+                        if self.cfg.keep(&mut attrs) && !is_test_fn(&attrs) {
+                            let lowered = self.lower_fn(&attrs, &f.sig, Some(&f.block), None);
+                            self.nested_fns.push(lowered);
+                        }
                     }
+                    syn::Item::Use(u) => {
+                        let mut attrs = u.attrs.clone();
+                        if self.cfg.keep(&mut attrs) {
+                            flatten_use(
+                                &u.tree,
+                                &mut Vec::new(),
+                                u.leading_colon.is_some(),
+                                &mut self.nested_uses,
+                            );
+                        }
+                    }
+                    _ => {}
                 }
                 Some(IrStmt::Item)
             }
@@ -735,12 +754,17 @@ fn split_top_level(tokens: TokenStream) -> Vec<TokenStream> {
             }
             _ => false,
         };
+        // `{ .. } next = expr` (select! arms without commas): a brace group ends a chunk.
+        let ends_chunk = matches!(&tt, TokenTree::Group(g) if g.delimiter() == Delimiter::Brace);
         if split {
             if !current.is_empty() {
                 chunks.push(current.drain(..).collect());
             }
         } else {
             current.push(tt);
+            if ends_chunk {
+                chunks.push(current.drain(..).collect());
+            }
         }
     }
     if !current.is_empty() {
@@ -915,6 +939,9 @@ pub fn lower_pat(p: &syn::Pat) -> IrPat {
         syn::Pat::Type(pt) => return lower_pat(&pt.pat),
         syn::Pat::Reference(r) => return lower_pat(&r.pat),
         syn::Pat::Paren(pp) => return lower_pat(&pp.pat),
+        syn::Pat::Tuple(t) => {
+            pat.tuple = t.elems.iter().map(lower_pat).collect();
+        }
         syn::Pat::TupleStruct(ts)
             if ts.elems.len() == 1
                 && ts

@@ -153,24 +153,27 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
         sink: Vec::new(),
         extra_bodies: Vec::new(),
         pos_override: None,
-        macro_depth: 0,
+        macro_stack: Vec::new(),
+        macro_budget: MACRO_BUDGET,
+        closures: Vec::new(),
     };
     let _ = trait_self;
     if def.ir.sig.has_self {
         if let Some(st) = &self_ty {
-            w.bind(
-                "self",
-                Local {
-                    ty: st.clone(),
-                    param: None,
-                },
-            );
+            w.bind("self", Local::typed(st.clone()));
         }
     }
     for (i, (name, ty)) in def.ir.sig.params.iter().enumerate() {
         if let Some(n) = name {
             let ty = w.resolve_ty(ty);
-            w.bind(n, Local { ty, param: Some(i) });
+            w.bind(
+                n,
+                Local {
+                    ty,
+                    param: Some(i),
+                    closure: None,
+                },
+            );
         }
     }
     w.walk_block(block);
@@ -188,6 +191,25 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
 struct Local {
     ty: Ty,
     param: Option<usize>,
+    /// A sync closure bound by `let`: index into `Walker::closures`.
+    closure: Option<usize>,
+}
+
+impl Local {
+    fn typed(ty: Ty) -> Local {
+        Local {
+            ty,
+            param: None,
+            closure: None,
+        }
+    }
+}
+
+/// A `let f = || ..` closure: its calls happen where `f` is called, or where it is handed to
+/// another function (so `spawn_blocking(f)` offloads them); an unused closure is inlined.
+struct StoredClosure {
+    calls: Vec<CallSite>,
+    used: bool,
 }
 
 struct Walker<'i> {
@@ -202,8 +224,16 @@ struct Walker<'i> {
     extra_bodies: Vec<Body>,
     /// Calls expanded from a `macro_rules!` body are reported at the invocation.
     pos_override: Option<Pos>,
-    macro_depth: usize,
+    /// Macros being expanded: a macro is never re-entered (recursive macros such as
+    /// `tokio::select!` would otherwise expand exponentially in their arms).
+    macro_stack: Vec<usize>,
+    /// Expansions left for this function: a bound on work for macro-heavy code.
+    macro_budget: usize,
+    closures: Vec<StoredClosure>,
 }
+
+/// Macro expansions per function body.
+const MACRO_BUDGET: usize = 64;
 
 const MAX_AUTODEREF: usize = 8;
 
@@ -229,25 +259,51 @@ impl Walker<'_> {
 
     fn bind_pat(&mut self, pat: &IrPat, ty: Ty) {
         if let Some(n) = &pat.ident {
-            self.bind(n, Local { ty, param: None });
+            self.bind(n, Local::typed(ty));
         } else if let Some(n) = &pat.unwrap_ident {
-            self.bind(
-                n,
-                Local {
-                    ty: ty.unwrap_result_like(),
-                    param: None,
-                },
-            );
+            self.bind(n, Local::typed(ty.unwrap_result_like()));
+        } else if !pat.tuple.is_empty() {
+            let elems = match ty.peel_refs() {
+                Ty::Tuple(e) => e.clone(),
+                _ => Vec::new(),
+            };
+            for (i, p) in pat.tuple.iter().enumerate() {
+                self.bind_pat(p, elems.get(i).cloned().unwrap_or(Ty::Unknown));
+            }
         }
         for n in &pat.others {
-            self.bind(
-                n,
-                Local {
-                    ty: Ty::Unknown,
-                    param: None,
-                },
-            );
+            self.bind(n, Local::typed(Ty::Unknown));
         }
+    }
+
+    /// Pops a scope; closures bound in it and never called or passed on are inlined here.
+    fn pop_scope(&mut self) {
+        if let Some(scope) = self.scopes.pop() {
+            for local in scope.values() {
+                if let Some(c) = local.closure {
+                    if !self.closures[c].used {
+                        self.closures[c].used = true;
+                        let calls = self.closures[c].calls.clone();
+                        self.sink.extend(calls);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Walks a sync closure's body into its own call list.
+    fn walk_closure_body(
+        &mut self,
+        params: &[(IrPat, Option<IrType>)],
+        body: &IrExpr,
+        first: Option<&Ty>,
+    ) -> Vec<CallSite> {
+        let outer = std::mem::take(&mut self.sink);
+        self.scopes.push(BTreeMap::new());
+        self.bind_closure_params(params, first);
+        self.walk(body);
+        self.pop_scope();
+        std::mem::replace(&mut self.sink, outer)
     }
 
     fn walk_block(&mut self, b: &IrBlock) -> Ty {
@@ -256,6 +312,31 @@ impl Walker<'_> {
         for s in &b.stmts {
             last = Ty::Tuple(Vec::new());
             match s {
+                IrStmt::Let {
+                    pat: IrPat {
+                        ident: Some(name), ..
+                    },
+                    init:
+                        Some(IrExpr::Closure {
+                            is_async: false,
+                            params,
+                            body,
+                            ..
+                        }),
+                    ..
+                } => {
+                    let calls = self.walk_closure_body(params, body, None);
+                    self.closures.push(StoredClosure { calls, used: false });
+                    let index = self.closures.len() - 1;
+                    self.bind(
+                        name,
+                        Local {
+                            ty: Ty::Unknown,
+                            param: None,
+                            closure: Some(index),
+                        },
+                    );
+                }
                 IrStmt::Let {
                     pat,
                     ty,
@@ -283,7 +364,7 @@ impl Walker<'_> {
                 IrStmt::Item => {}
             }
         }
-        self.scopes.pop();
+        self.pop_scope();
         last
     }
 
@@ -320,14 +401,14 @@ impl Walker<'_> {
             } => {
                 if *is_async {
                     self.walk_async_body(BodyKind::AsyncClosure, *pos, |w| {
-                        w.bind_closure_params(params);
+                        w.bind_closure_params(params, None);
                         w.walk(body);
                     });
                 } else {
                     self.scopes.push(BTreeMap::new());
-                    self.bind_closure_params(params);
+                    self.bind_closure_params(params, None);
                     self.walk(body);
-                    self.scopes.pop();
+                    self.pop_scope();
                 }
                 Ty::Unknown
             }
@@ -397,12 +478,15 @@ impl Walker<'_> {
         }
     }
 
-    fn bind_closure_params(&mut self, params: &[(IrPat, Option<IrType>)]) {
-        for (pat, ty) in params {
-            let ty = ty
-                .as_ref()
-                .map(|t| self.resolve_ty(t))
-                .unwrap_or(Ty::Unknown);
+    /// Binds closure parameters: annotated types, else `first` for the first parameter (the item
+    /// type of the iterator or Option the closure adapts).
+    fn bind_closure_params(&mut self, params: &[(IrPat, Option<IrType>)], first: Option<&Ty>) {
+        for (i, (pat, ty)) in params.iter().enumerate() {
+            let ty = match ty {
+                Some(t) => self.resolve_ty(t),
+                None if i == 0 => first.cloned().unwrap_or(Ty::Unknown),
+                None => Ty::Unknown,
+            };
             self.bind_pat(pat, ty);
         }
     }
@@ -411,7 +495,7 @@ impl Walker<'_> {
         let outer = std::mem::take(&mut self.sink);
         self.scopes.push(BTreeMap::new());
         f(self);
-        self.scopes.pop();
+        self.pop_scope();
         let calls = std::mem::replace(&mut self.sink, outer);
         let pos = self.pos(pos);
         self.extra_bodies.push(Body {
@@ -435,17 +519,18 @@ impl Walker<'_> {
         for e in exprs {
             self.walk(e);
         }
-        if self.macro_depth < 8 {
-            if let Some(m) = self.index.find_macro(self.module, path) {
+        if let Some(m) = self.index.find_macro(self.module, path) {
+            if self.macro_budget > 0 && !self.macro_stack.contains(&m) {
+                self.macro_budget -= 1;
                 let saved = self.pos_override;
                 self.pos_override = Some(saved.unwrap_or(pos));
-                self.macro_depth += 1;
+                self.macro_stack.push(m);
                 for arm in &self.index.macros[m].arms {
                     for e in arm {
                         self.walk(e);
                     }
                 }
-                self.macro_depth -= 1;
+                self.macro_stack.pop();
                 self.pos_override = saved;
             }
         }
@@ -454,6 +539,16 @@ impl Walker<'_> {
 
     /// Walks call arguments: sync closures are collected separately, the rest inline.
     fn walk_args(&mut self, args: &[IrExpr]) -> (Vec<Ty>, Vec<ClosureArg>, Vec<(usize, usize)>) {
+        self.walk_args_with(args, None)
+    }
+
+    /// Walks call arguments; sync closures (literal or `let`-bound) are kept with the call.
+    /// `item` types the first parameter of closure arguments (iterator and Option adapters).
+    fn walk_args_with(
+        &mut self,
+        args: &[IrExpr],
+        item: Option<&Ty>,
+    ) -> (Vec<Ty>, Vec<ClosureArg>, Vec<(usize, usize)>) {
         let mut types = Vec::new();
         let mut closures = Vec::new();
         let mut param_args = Vec::new();
@@ -465,12 +560,7 @@ impl Walker<'_> {
                     body,
                     ..
                 } => {
-                    let outer = std::mem::take(&mut self.sink);
-                    self.scopes.push(BTreeMap::new());
-                    self.bind_closure_params(params);
-                    self.walk(body);
-                    self.scopes.pop();
-                    let calls = std::mem::replace(&mut self.sink, outer);
+                    let calls = self.walk_closure_body(params, body, item);
                     for c in &calls {
                         for t in &c.targets {
                             if let Target::ParamCall(p) = t {
@@ -482,11 +572,22 @@ impl Walker<'_> {
                     types.push(Ty::Unknown);
                 }
                 IrExpr::Path(p, _) => {
+                    let local = p.single().and_then(|n| self.lookup(n)).cloned();
                     if let Some(Local {
                         param: Some(pi), ..
-                    }) = p.single().and_then(|n| self.lookup(n))
+                    }) = local
                     {
-                        param_args.push((i, *pi));
+                        param_args.push((i, pi));
+                    }
+                    if let Some(Local {
+                        closure: Some(c), ..
+                    }) = local
+                    {
+                        self.closures[c].used = true;
+                        closures.push(ClosureArg {
+                            arg: i,
+                            calls: self.closures[c].calls.clone(),
+                        });
                     }
                     types.push(self.walk(a));
                 }
@@ -526,6 +627,21 @@ impl Walker<'_> {
         };
         if let Some(name) = path.single() {
             if let Some(local) = self.lookup(name).cloned() {
+                if let Some(c) = local.closure {
+                    let (_, closures, params) = self.walk_args(args);
+                    self.closures[c].used = true;
+                    let calls = self.closures[c].calls.clone();
+                    self.sink.extend(calls);
+                    if !closures.is_empty() || !params.is_empty() {
+                        self.push_call(
+                            pos,
+                            vec![Target::Unresolved(Unresolved::ClosureValue)],
+                            closures,
+                            params,
+                        );
+                    }
+                    return Ty::Unknown;
+                }
                 let (_, closures, params) = self.walk_args(args);
                 let target = match local.param {
                     Some(p) => Target::ParamCall(p),
@@ -627,16 +743,6 @@ impl Walker<'_> {
                 return (None, c);
             }
         }
-        if targets.is_empty()
-            && resolved.is_empty()
-            && names.len() >= 2
-            && !self.first_segment_known(path)
-        {
-            // A crate outside the analysed graph (or not declared): keep the path as written so
-            // rules and boundaries named by path still match.
-            let p = crate::ty::canonical_external(names.clone()).join("::");
-            targets.push(Target::External(p, Confidence::High));
-        }
         if targets.is_empty() && names.len() >= 2 {
             let prefix = IrPath {
                 leading_colon: path.leading_colon,
@@ -645,6 +751,14 @@ impl Walker<'_> {
                 qself_position: 0,
             };
             let ty = self.resolve_ty(&IrType::Path(prefix));
+            if ty.is_unknown() && resolved.is_empty() && !self.first_segment_known(path) {
+                // A crate outside the analysed graph (or not declared): keep the path as
+                // written so rules and boundaries named by path still match.
+                let p = crate::ty::canonical_external(names.clone()).join("::");
+                let target = Target::External(p, Confidence::High);
+                let ret = self.return_type(std::slice::from_ref(&target), None, arg_types);
+                return (Some(vec![target]), ret);
+            }
             if let Ty::Adt(TyCon::Local(t), _) = &ty {
                 if matches!(self.index.types[*t].kind, TypeKind::Enum)
                     && self.assoc_targets(&ty, &method).is_empty()
@@ -659,6 +773,17 @@ impl Walker<'_> {
                 ret,
             );
         }
+        // `Read::read_to_end(f, ..)`: a std trait method called on a known std type.
+        if let (Some(Target::External(p, _)), Some(recv)) = (targets.first(), arg_types.first()) {
+            if targets.len() == 1 && self.rules.match_path(p).is_none() {
+                let (alt, _) = self.method_lookup(recv, &method);
+                if let Some(Target::External(q, c)) = alt.first() {
+                    if self.rules.match_path(q).is_some() {
+                        targets = vec![Target::External(q.clone(), *c)];
+                    }
+                }
+            }
+        }
         let ret = self.return_type(&targets, None, arg_types);
         (
             Some(self.or_unresolved(targets, Unresolved::UnknownPath)),
@@ -669,6 +794,7 @@ impl Walker<'_> {
     fn first_segment_known(&self, path: &IrPath) -> bool {
         let first = [path.segments[0].name.clone()];
         matches!(first[0].as_str(), "crate" | "self" | "super" | "Self")
+            || self.generics.iter().any(|g| g.name == first[0])
             || !self
                 .index
                 .resolve_path_in(self.module, &first, path.leading_colon, 0)
@@ -684,8 +810,17 @@ impl Walker<'_> {
     }
 
     fn walk_method(&mut self, recv: Ty, method: &str, args: &[IrExpr], pos: Pos) -> Ty {
-        let (arg_types, closures, params) = self.walk_args(args);
         let recv_peeled = recv.peel_refs().clone();
+        let item = adapter_item(&recv_peeled, method);
+        let (arg_types, closures, params) = self.walk_args_with(args, item.as_ref());
+        if let Some(t) = iterator_result(&recv_peeled, method) {
+            if !closures.is_empty() || !params.is_empty() {
+                let target =
+                    Target::External(format!("std::iter::Iterator::{method}"), Confidence::High);
+                self.push_call(pos, vec![target], closures, params);
+            }
+            return t;
+        }
         // Option/Result plumbing: not calls worth recording, but they carry the type. Results of
         // external calls are not modelled (`File::open` is typed `File`), so `unwrap` on any
         // other external type is the identity.
@@ -761,6 +896,19 @@ impl Walker<'_> {
                         || self.rules.is_opaque(&cand)
                     {
                         return (vec![Target::External(cand, Confidence::High)], peeled);
+                    }
+                    // Extension traits of the analysed graph implemented for std types.
+                    let ext: Vec<Target> = self
+                        .index
+                        .external_impls
+                        .get(p)
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|iid| self.index.impls[*iid].fns.get(method))
+                        .map(|f| Target::Fn(*f, Confidence::High))
+                        .collect();
+                    if !ext.is_empty() {
+                        return (ext, peeled);
                     }
                     if first_external.is_none() {
                         first_external = Some((cand, peeled.clone()));
@@ -959,8 +1107,13 @@ impl Walker<'_> {
             .index
             .resolve_path_in(self.module, &names, p.leading_colon, 0)
         {
-            if let Res::Value(m, t) = r {
-                return self.index.resolve_type(m, &t, &[], None);
+            match r {
+                Res::Value(m, t) => return self.index.resolve_type(m, &t, &[], None),
+                // A unit struct used as a value: `DiskJob.run()`.
+                Res::Type(t) if matches!(self.index.types[t].kind, TypeKind::Struct { .. }) => {
+                    return Ty::Adt(TyCon::Local(t), Vec::new())
+                }
+                _ => {}
             }
         }
         Ty::Unknown
@@ -1025,6 +1178,78 @@ impl Walker<'_> {
     }
 }
 
+/// The type a closure argument of `recv.method(|x| ..)` receives, for adapters of iterators,
+/// Options and Results whose item type is known.
+fn adapter_item(recv: &Ty, method: &str) -> Option<Ty> {
+    let Ty::Adt(TyCon::External(p), args) = recv else {
+        return None;
+    };
+    let item = args.first()?.clone();
+    let is_option_like =
+        p == "std::option::Option" || p == "std::result::Result" || p.ends_with("::Result");
+    let option_adapter = matches!(
+        method,
+        "map"
+            | "and_then"
+            | "filter"
+            | "inspect"
+            | "is_some_and"
+            | "is_ok_and"
+            | "map_or"
+            | "map_or_else"
+            | "take_if"
+    );
+    let iter_adapter = matches!(
+        method,
+        "map"
+            | "filter"
+            | "for_each"
+            | "any"
+            | "all"
+            | "find"
+            | "filter_map"
+            | "flat_map"
+            | "inspect"
+            | "take_while"
+            | "skip_while"
+            | "position"
+            | "find_map"
+            | "try_for_each"
+            | "map_while"
+            | "partition"
+    );
+    if (is_option_like && option_adapter) || (p == "std::slice::Iter" && iter_adapter) {
+        Some(item)
+    } else {
+        None
+    }
+}
+
+/// The result of the iterator plumbing we model: `iter()` on collections, and adapters that
+/// keep the item type. `None`: not modelled (the call is resolved as usual).
+fn iterator_result(recv: &Ty, method: &str) -> Option<Ty> {
+    let elem = element_type(recv);
+    if matches!(method, "iter" | "iter_mut" | "into_iter" | "drain") && !elem.is_unknown() {
+        return Some(Ty::external("std::slice::Iter", vec![elem]));
+    }
+    if recv.external_path() == Some("std::slice::Iter") {
+        return match method {
+            "filter" | "skip" | "take" | "rev" | "peekable" | "skip_while" | "take_while"
+            | "inspect" | "cloned" | "copied" | "chain" | "fuse" | "step_by" => Some(recv.clone()),
+            "map" | "filter_map" | "flat_map" | "enumerate" | "zip" | "map_while" => {
+                Some(Ty::external("std::slice::Iter", vec![Ty::Unknown]))
+            }
+            "for_each" | "any" | "all" | "count" | "try_for_each" => Some(Ty::Unknown),
+            "find" | "next" | "last" | "max" | "min" | "nth" => Some(Ty::external(
+                "std::option::Option",
+                recv.type_args().to_vec(),
+            )),
+            _ => None,
+        };
+    }
+    None
+}
+
 /// The item type of iterating over `t` (`Vec<T>`, `&[T]`, `Option<T>`), or unknown.
 fn element_type(t: &Ty) -> Ty {
     match t.peel_refs() {
@@ -1037,6 +1262,7 @@ fn element_type(t: &Ty) -> Ty {
                     | "std::option::Option"
                     | "std::collections::HashSet"
                     | "std::collections::BTreeSet"
+                    | "std::slice::Iter"
             ) =>
         {
             args.first().cloned().unwrap_or(Ty::Unknown)
@@ -1218,6 +1444,18 @@ mod tests {
         let src = "macro_rules! load { ($p:expr) => { std::fs::read($p) }; }\n\
                    async fn a() {\n let _ = load!(\"x\");\n}\n";
         assert_eq!(one(src), [(3, "NB0101".into())]);
+    }
+
+    #[test]
+    fn recursive_macros_expand_once_per_level_without_blowing_up() {
+        let mut arms = String::new();
+        for i in 0..12 {
+            arms.push_str(&format!(
+                "(@a{i} $($t:tt)*) => {{ m!(@b $($t)*); m!(@c $($t)*); }};\n"
+            ));
+        }
+        let src = format!("macro_rules! m {{\n{arms}() => {{ std::fs::read(\"x\") }};\n}}\nasync fn a() {{\n m!(@a0 x);\n}}\n");
+        assert_eq!(one(&src), [(17, "NB0101".into())]);
     }
 
     #[test]

@@ -132,6 +132,7 @@ pub struct Rule {
 struct RawRuntime {
     boundaries: Vec<String>,
     opaque: Vec<String>,
+    system_ffi: Vec<String>,
 }
 
 /// A matched API: which rule, which entry.
@@ -150,6 +151,8 @@ pub struct RuleDb {
     fallback: BTreeMap<String, ApiMatch>,
     pub boundaries: Vec<String>,
     pub opaque: Vec<String>,
+    /// Crates whose `extern` fns are system bindings (see `rules/runtime.toml`).
+    pub system_ffi: Vec<String>,
 }
 
 impl RuleDb {
@@ -177,6 +180,7 @@ impl RuleDb {
             fallback: BTreeMap::new(),
             boundaries: runtime.boundaries,
             opaque: runtime.opaque,
+            system_ffi: runtime.system_ffi,
         };
         for r in raw {
             if db.rules.iter().any(|x| x.id == r.id || x.name == r.name) {

@@ -47,6 +47,13 @@ impl Ty {
         }
     }
 
+    pub fn type_args(&self) -> &[Ty] {
+        match self {
+            Ty::Adt(_, args) => args,
+            _ => &[],
+        }
+    }
+
     pub fn is_unknown(&self) -> bool {
         matches!(self, Ty::Unknown)
     }
@@ -173,6 +180,9 @@ pub fn canonical_external(mut path: Vec<String>) -> Vec<String> {
 /// What an external function or method returns, where the resolver must know to keep typing a
 /// chain (`std::io::stdin().read_line(..)`, `Command::new(..).arg(..).output()`).
 pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
+    // Methods reached through the `PathBuf → Path` deref are listed once.
+    let normalized = callee.replacen("std::path::PathBuf::", "std::path::Path::", 1);
+    let callee = normalized.as_str();
     let fixed = match callee {
         "std::io::stdin" => Some("std::io::Stdin"),
         "std::io::stdout" => Some("std::io::Stdout"),
