@@ -475,31 +475,49 @@ impl Index {
 
     /// Names visible in a module without the prelude: items, imports, then globs.
     pub fn lookup_in_module(&self, module: ModId, name: &str, depth: usize) -> Vec<Res> {
+        let mut found = Vec::new();
+        let mut visited = BTreeSet::new();
+        self.lookup_via_globs(module, name, depth, &mut visited, &mut found);
+        found
+    }
+
+    /// Items and imports of `module`, else of the modules it glob-imports, each visited once:
+    /// `use super::*` in a child and `pub use child::*` in its parent form cycles, and without
+    /// the visited set the walk is exponential in their number.
+    fn lookup_via_globs(
+        &self,
+        module: ModId,
+        name: &str,
+        depth: usize,
+        visited: &mut BTreeSet<ModId>,
+        found: &mut Vec<Res>,
+    ) {
+        if !visited.insert(module) {
+            return;
+        }
         let m = &self.modules[module];
         // Items and imports live in different namespaces (`mod spawn` beside `pub use x::spawn`
         // for a fn): both are candidates.
-        let mut found: Vec<Res> = m.items.get(name).cloned().unwrap_or_default();
-        for r in m.imports.get(name).into_iter().flatten() {
+        let before = found.len();
+        for r in m
+            .items
+            .get(name)
+            .into_iter()
+            .flatten()
+            .chain(m.imports.get(name).into_iter().flatten())
+        {
             if !found.contains(r) {
                 found.push(r.clone());
             }
         }
-        if !found.is_empty() || depth >= MAX_RESOLVE_DEPTH {
-            return found;
+        if found.len() > before || depth >= MAX_RESOLVE_DEPTH {
+            return;
         }
         for g in &m.globs {
-            match g {
-                Res::Module(gm) if *gm != module => {
-                    for r in self.lookup_in_module(*gm, name, depth + 1) {
-                        if !found.contains(&r) {
-                            found.push(r);
-                        }
-                    }
-                }
-                _ => {}
+            if let Res::Module(gm) = g {
+                self.lookup_via_globs(*gm, name, depth + 1, visited, found);
             }
         }
-        found
     }
 
     /// A later path segment inside a module: its names, then its globs of unanalysed modules.

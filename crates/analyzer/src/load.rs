@@ -271,12 +271,14 @@ impl Loader<'_> {
                         (f, d)
                     }
                     None => {
-                        let flat = child_dir.join(format!("{}.rs", decl.name));
-                        let nested = child_dir.join(&decl.name).join("mod.rs");
+                        // `mod r#ref;` lives in `ref.rs`.
+                        let stem = decl.name.strip_prefix("r#").unwrap_or(&decl.name);
+                        let flat = child_dir.join(format!("{stem}.rs"));
+                        let nested = child_dir.join(stem).join("mod.rs");
                         if flat.is_file() {
-                            (flat, child_dir.join(&decl.name))
+                            (flat, child_dir.join(stem))
                         } else if nested.is_file() {
-                            (nested, child_dir.join(&decl.name))
+                            (nested, child_dir.join(stem))
                         } else {
                             let shown = self.ws.display_path(&flat);
                             let parent_file = self
@@ -300,5 +302,34 @@ impl Loader<'_> {
                 self.load_file(&file, module_path, dir, depth);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::{analyze_files, sites};
+
+    #[test]
+    fn raw_identifier_modules_load_their_plain_file() {
+        let r = analyze_files(&[
+            ("src/lib.rs", "mod r#ref;\n"),
+            ("src/ref.rs", "async fn a() {\n std::fs::read(\"x\");\n}\n"),
+        ]);
+        assert_eq!(sites(&r), [(2, "NB0101".into())]);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+    }
+
+    #[test]
+    fn missing_module_files_and_parse_errors_are_diagnostics_and_the_rest_is_analysed() {
+        let r = analyze_files(&[
+            (
+                "src/lib.rs",
+                "mod gone;\nmod broken;\nasync fn a() {\n std::fs::read(\"x\");\n}\n",
+            ),
+            ("src/broken.rs", "fn (\n"),
+        ]);
+        assert_eq!(sites(&r), [(4, "NB0101".into())]);
+        let kinds: Vec<&str> = r.errors.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds, ["module", "parse"]);
     }
 }

@@ -1459,6 +1459,21 @@ mod tests {
     }
 
     #[test]
+    fn cyclic_glob_imports_resolve_without_exponential_walks() {
+        // Twelve modules that glob-import each other in a ring and their parent: any lookup of
+        // a missing name visits each module once.
+        let mut src = String::from("pub use m0::*;\n");
+        for i in 0..12 {
+            src.push_str(&format!(
+                "pub mod m{i} {{ pub use super::*; pub use super::m{}::*; }}\n",
+                (i + 1) % 12
+            ));
+        }
+        src.push_str("async fn a() {\n m5::missing();\n std::fs::read(\"x\");\n}\n");
+        assert_eq!(one(&src), [(16, "NB0101".into())]);
+    }
+
+    #[test]
     fn unknown_receivers_only_match_rules_with_a_name_fallback() {
         let src = "async fn a(x: impl Sized) {\n x.read_to_string();\n (\"h\", 80).to_socket_addrs();\n}\n";
         let r = analyze_files(&[("src/lib.rs", src)]);
