@@ -60,6 +60,8 @@ pub struct CrateUnit {
     pub root: PathBuf,
     pub deps: BTreeMap<String, DepTarget>,
     pub cfg: CfgSet,
+    /// Not analysed (config `skip`).
+    pub skip: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -289,6 +291,7 @@ fn build_workspace(
                 root: lib.src_path.as_std_path().to_path_buf(),
                 deps: BTreeMap::new(),
                 cfg: cfg.clone(),
+                skip: false,
             });
         } else if !is_member {
             skipped.push((pkg.name.to_string(), "no library target".into()));
@@ -308,6 +311,7 @@ fn build_workspace(
                         root: bin.src_path.as_std_path().to_path_buf(),
                         deps: BTreeMap::new(),
                         cfg: cfg.clone(),
+                        skip: false,
                     },
                 ));
             }
@@ -361,6 +365,20 @@ fn build_workspace(
 }
 
 impl Workspace {
+    /// Leaves the named crates out of the analysis (config `skip`): their units load no files,
+    /// so paths into them stay textual.
+    pub fn skip_crates(&mut self, names: &[String]) {
+        for unit in &mut self.units {
+            let package = &self.packages[unit.package];
+            if !package.is_member
+                && (names.contains(&unit.crate_name)
+                    || names.contains(&package.name.replace('-', "_")))
+            {
+                unit.skip = true;
+            }
+        }
+    }
+
     /// A file's path as reported: relative to the workspace root inside it, absolute outside.
     pub fn display_path(&self, path: &Path) -> String {
         match path.strip_prefix(&self.root) {

@@ -47,6 +47,8 @@ pub enum RootKind {
     AsyncBlock,
     AsyncClosure,
     PollFn,
+    /// A sync fn declared a root in the configuration (`roots = [..]`).
+    Configured,
 }
 
 impl RootKind {
@@ -56,6 +58,7 @@ impl RootKind {
             RootKind::AsyncBlock => "async block",
             RootKind::AsyncClosure => "async closure",
             RootKind::PollFn => "poll fn",
+            RootKind::Configured => "configured root",
         }
     }
 }
@@ -90,7 +93,15 @@ struct Leaves {
 /// Marker for "every argument" in a declared boundary's offloaded set.
 const ALL_ARGS: usize = usize::MAX;
 
-pub fn build(ws: &Workspace, index: &Index, rules: &RuleDb, resolved: Vec<Vec<Body>>) -> CallGraph {
+/// `roots` are functions the configuration declares as running on a runtime worker (display
+/// paths, e.g. `app::worker::poll_jobs`).
+pub fn build(
+    ws: &Workspace,
+    index: &Index,
+    rules: &RuleDb,
+    roots: &[String],
+    resolved: Vec<Vec<Body>>,
+) -> CallGraph {
     let mut leaves = leaves(index, rules);
     leaves.calls_param = called_params(&resolved);
     infer_wrappers(index, rules, &resolved, &mut leaves);
@@ -126,7 +137,10 @@ pub fn build(ws: &Workspace, index: &Index, rules: &RuleDb, resolved: Vec<Vec<Bo
             }
             call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
             let root = if report_unit[unit] {
-                root_kind(index, f, b.kind)
+                root_kind(index, f, b.kind).or_else(|| {
+                    (b.kind == BodyKind::Fn && roots.contains(&index.fn_display(f)))
+                        .then_some(RootKind::Configured)
+                })
             } else {
                 None
             };
@@ -244,7 +258,8 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
     let mut system_ffi = BTreeSet::new();
     if let Some(ffi) = rules.ffi_rule() {
         for (f, def) in index.fns.iter().enumerate() {
-            if def.foreign {
+            let library = &index.units[def.unit].crate_name;
+            if def.foreign && !rules.trusted_ffi.contains(library) {
                 api.entry(f).or_insert(ApiKey {
                     rule: ffi,
                     api_index: usize::MAX,

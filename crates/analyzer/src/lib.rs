@@ -4,7 +4,9 @@
 //! The pipeline (see ARCHITECTURE.md): discover → load/parse (+ lower to IR) → index → resolve →
 //! graph → propagate → report. Each stage is a module; data flows one way between them.
 
+pub mod baseline;
 pub mod cfg;
+pub mod config;
 pub mod discover;
 pub mod graph;
 pub mod index;
@@ -17,6 +19,7 @@ pub mod render;
 pub mod report;
 pub mod resolve;
 pub mod rules;
+pub mod suppress;
 pub mod ty;
 
 #[cfg(test)]
@@ -70,9 +73,14 @@ fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError>
         phase_start = Instant::now();
     };
 
-    let ws = discover::discover(opts).map_err(FatalError)?;
+    let mut ws = discover::discover(opts).map_err(FatalError)?;
+    let config = config::load(&ws.root, rules).map_err(|errs| {
+        let lines: Vec<String> = errs.iter().map(|e| format!("  {e}")).collect();
+        FatalError(format!("invalid configuration ({} problems):\n{}", errs.len(), lines.join("\n")))
+    })?;
+    ws.skip_crates(&config.skip);
     lap("discover", &mut phases);
-    Ok(analyze_workspace(&ws, rules, start, phases))
+    Ok(analyze_workspace(&ws, rules, &config, start, phases))
 }
 
 /// Runs every stage after discovery. Public so tests can analyse a synthetic workspace without
@@ -80,10 +88,13 @@ fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError>
 pub fn analyze_workspace(
     ws: &discover::Workspace,
     rules: &RuleDb,
+    config: &config::Config,
     start: Instant,
     mut phases: BTreeMap<String, f64>,
 ) -> Report {
     let ws = ws.clone();
+    let configured_rules = config.apply(rules);
+    let rules = &configured_rules;
     let mut phase_start = Instant::now();
     let mut lap = |name: &str, phases: &mut BTreeMap<String, f64>| {
         phases.insert(name.to_string(), phase_start.elapsed().as_secs_f64());
@@ -132,7 +143,7 @@ pub fn analyze_workspace(
     }
     lap("resolve", &mut phases);
 
-    let graph = graph::build(&ws, &index, rules, resolved);
+    let graph = graph::build(&ws, &index, rules, &config.roots, resolved);
     lap("graph", &mut phases);
 
     let summaries = propagate::summaries(&graph, index.fns.len());
@@ -147,6 +158,14 @@ pub fn analyze_workspace(
         files: &files,
     };
     let findings = report::assemble(&input, raw);
+    let sources = member_sources(&ws, &index, &files);
+    let mut notices = Vec::new();
+    let mut directives = Vec::new();
+    for (file, text) in &sources {
+        directives.extend(suppress::parse(file, text, rules, &mut notices));
+    }
+    let (findings, suppressed) = suppress::apply(findings, &sources, &directives, &mut notices);
+    notices.sort();
     errors.sort();
     errors.dedup();
     lap("report", &mut phases);
@@ -160,6 +179,8 @@ pub fn analyze_workspace(
         call_edges: graph.call_edges,
         unresolved_calls: unresolved_by_reason.values().sum(),
         unresolved_by_reason,
+        suppressed: suppressed.len(),
+        baselined: 0,
         seconds: start.elapsed().as_secs_f64(),
         phases,
     };
@@ -167,8 +188,18 @@ pub fn analyze_workspace(
         schema: report::SCHEMA,
         findings,
         errors,
+        notices,
         stats,
     }
+}
+
+/// The text of every workspace member's source file, by reported path (for suppressions).
+fn member_sources(ws: &discover::Workspace, index: &index::Index, files: &[load::SourceFile]) -> BTreeMap<String, String> {
+    files
+        .iter()
+        .filter(|f| ws.packages[index.units[f.unit].package].is_member)
+        .filter_map(|f| std::fs::read_to_string(&f.path).ok().map(|t| (ws.display_path(&f.path), t)))
+        .collect()
 }
 
 fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usize>) {

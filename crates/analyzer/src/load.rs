@@ -67,6 +67,16 @@ pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
         files: Vec::new(),
         diagnostics: Vec::new(),
     };
+    if unit.skip {
+        return UnitLoad {
+            loaded: LoadedUnit {
+                unit: unit_index,
+                modules: Vec::new(),
+            },
+            files: Vec::new(),
+            diagnostics: Vec::new(),
+        };
+    }
     let root = unit.root.clone();
     let dir = root.parent().map(Path::to_path_buf).unwrap_or_default();
     loader.load_file(&root, Vec::new(), dir, 0);

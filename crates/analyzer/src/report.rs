@@ -75,6 +75,10 @@ pub struct Stats {
     /// Unresolved call expressions by reason (`closure_value`, `fn_pointer`, `unknown_receiver`,
     /// `unknown_path`, `unknown_method`).
     pub unresolved_by_reason: BTreeMap<String, usize>,
+    /// Findings silenced by `// nonblock:allow(..)` directives.
+    pub suppressed: usize,
+    /// Findings left out because `--baseline` lists them.
+    pub baselined: usize,
     pub seconds: f64,
     /// Wall-clock seconds per pipeline phase (timing: the one non-deterministic part).
     pub phases: BTreeMap<String, f64>,
@@ -85,6 +89,8 @@ pub struct Report {
     pub schema: &'static str,
     pub findings: Vec<Finding>,
     pub errors: Vec<Diagnostic>,
+    /// Problems with suppressions and baseline entries (unused, stale, without a reason).
+    pub notices: Vec<crate::suppress::Notice>,
     pub stats: Stats,
 }
 
@@ -114,7 +120,16 @@ pub struct ReportInput<'a> {
 
 /// Turns raw findings into reported ones: names, files, messages, fingerprints; sorted.
 pub fn assemble(input: &ReportInput, raw: Vec<RawFinding>) -> Vec<Finding> {
-    let mut out: Vec<Finding> = raw.into_iter().map(|r| finding(input, r)).collect();
+    let mut out: Vec<Finding> = raw
+        .into_iter()
+        .filter(|r| {
+            !input
+                .rules
+                .disabled
+                .contains(&input.rules.rules[r.api.rule].id)
+        })
+        .map(|r| finding(input, r))
+        .collect();
     out.sort_by(|a, b| {
         let ka = (
             &a.path[0].file,
@@ -225,11 +240,20 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
         via
     );
     let fingerprint = fingerprint(&rule.id, &root_function, &path);
+    let ffi_library = if rule.ffi {
+        r.api.path.split("::").next()
+    } else {
+        None
+    };
     Finding {
         rule: rule.id.clone(),
         name: rule.name.clone(),
         category: rule.category.clone(),
-        severity: rule.severity.as_str().to_string(),
+        severity: input
+            .rules
+            .severity_of(r.api.rule, &r.api.path, ffi_library)
+            .as_str()
+            .to_string(),
         confidence: r.confidence.as_str().to_string(),
         api: r.api.path.clone(),
         message,

@@ -149,10 +149,18 @@ pub struct RuleDb {
     /// Patterns ending in `*`, by their prefix (without the `*`) and segment count.
     globs: Vec<(String, usize, ApiMatch)>,
     fallback: BTreeMap<String, ApiMatch>,
+    /// Severities of project-declared APIs.
+    user_severity: BTreeMap<String, Severity>,
     pub boundaries: Vec<String>,
     pub opaque: Vec<String>,
     /// Crates whose `extern` fns are system bindings (see `rules/runtime.toml`).
     pub system_ffi: Vec<String>,
+    /// FFI libraries the project trusts (config `ffi.trust`): never reported.
+    pub trusted_ffi: Vec<String>,
+    /// Per-library severity of FFI findings (config `ffi.severity`).
+    pub ffi_severity: BTreeMap<String, Severity>,
+    /// Rule ids switched off by configuration.
+    pub disabled: std::collections::BTreeSet<String>,
 }
 
 impl RuleDb {
@@ -178,9 +186,13 @@ impl RuleDb {
             exact: BTreeMap::new(),
             globs: Vec::new(),
             fallback: BTreeMap::new(),
+            user_severity: BTreeMap::new(),
             boundaries: runtime.boundaries,
             opaque: runtime.opaque,
             system_ffi: runtime.system_ffi,
+            trusted_ffi: Vec::new(),
+            ffi_severity: BTreeMap::new(),
+            disabled: Default::default(),
         };
         for r in raw {
             if db.rules.iter().any(|x| x.id == r.id || x.name == r.name) {
@@ -256,6 +268,40 @@ impl RuleDb {
     /// The rule matching a method name on a receiver of unknown type (low confidence).
     pub fn match_fallback(&self, method: &str) -> Option<ApiMatch> {
         self.fallback.get(method).copied()
+    }
+
+    /// Adds a project-declared blocking API (config `[[blocking]]`) to the first rule of its
+    /// category; the reason becomes its alternative text.
+    pub fn add_user_api(
+        &mut self,
+        category: &str,
+        path: &str,
+        reason: &str,
+        severity: Option<Severity>,
+    ) {
+        let Some(rule) = self.rules.iter().position(|r| r.category == category) else {
+            return;
+        };
+        let api = self.rules[rule].apis.len();
+        self.rules[rule].apis.push(Api {
+            pattern: path.to_string(),
+            alternative: Some(format!("(project rule) {reason}")),
+        });
+        self.exact.insert(path.to_string(), ApiMatch { rule, api });
+        if let Some(sev) = severity {
+            self.user_severity.insert(path.to_string(), sev);
+        }
+    }
+
+    /// The severity of a finding of rule `rule` on API `api`: project overrides first.
+    pub fn severity_of(&self, rule: usize, api: &str, ffi_library: Option<&str>) -> Severity {
+        if let Some(s) = self.user_severity.get(api) {
+            return *s;
+        }
+        if let Some(s) = ffi_library.and_then(|l| self.ffi_severity.get(l)) {
+            return *s;
+        }
+        self.rules[rule].severity
     }
 
     pub fn ffi_rule(&self) -> Option<usize> {

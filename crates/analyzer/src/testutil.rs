@@ -55,10 +55,17 @@ pub fn analyze_files(files: &[(&str, &str)]) -> Report {
             root: dir.join(files[0].0),
             deps: BTreeMap::new(),
             cfg,
+            skip: false,
         }],
         skipped: Vec::new(),
     };
-    let report = crate::analyze_workspace(&ws, &RuleDb::builtin(), Instant::now(), BTreeMap::new());
+    let report = crate::analyze_workspace(
+        &ws,
+        &RuleDb::builtin(),
+        &crate::config::Config::default(),
+        Instant::now(),
+        BTreeMap::new(),
+    );
     drop(scratch);
     report
 }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
+use nonblock_analyzer::baseline::Baseline;
 use nonblock_analyzer::render::{human, DiskSources};
 use nonblock_analyzer::{analyze, Options, Report, RuleDb};
 
@@ -114,6 +115,12 @@ struct ScanArgs {
     /// Per-phase timings and resolution statistics on stderr.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Report only findings not recorded in this baseline file (see --write-baseline).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Record the current findings as the baseline in FILE, then exit 0.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
 }
 
 fn main() -> ExitCode {
@@ -237,13 +244,42 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
         locked: args.locked,
         frozen: args.frozen,
     };
-    let report = match analyze(&opts, rules) {
+    let mut report = match analyze(&opts, rules) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
+    if let Some(path) = &args.write_baseline {
+        let baseline = Baseline::from_report(&report);
+        return match std::fs::write(path, baseline.to_json()) {
+            Ok(()) => {
+                eprintln!(
+                    "nonblock: wrote {} findings to the baseline {}",
+                    baseline.findings.len(),
+                    path.display()
+                );
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: cannot write {}: {e}", path.display());
+                ExitCode::from(2)
+            }
+        };
+    }
+    if let Some(path) = &args.baseline {
+        let loaded = std::fs::read_to_string(path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| Baseline::parse(&text));
+        match loaded {
+            Ok(b) => b.apply(&mut report, &path.display().to_string()),
+            Err(e) => {
+                eprintln!("error: baseline {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     let workspace_root = workspace_root(args);
     let styled = match args.color {
         Color::Always => true,
@@ -323,12 +359,13 @@ fn print_verbose(report: &Report) {
     eprintln!("nonblock: total {:.3}s", s.seconds);
 }
 
+/// Unused suppressions and stale baseline entries count as warnings.
 fn exit_code(report: &Report, fail_on: FailOn) -> ExitCode {
     let failing = report.findings.iter().any(|f| match fail_on {
         FailOn::Never => false,
         FailOn::Error => f.severity == "error",
         FailOn::Warning => true,
-    });
+    }) || (fail_on == FailOn::Warning && !report.notices.is_empty());
     if failing {
         ExitCode::from(1)
     } else {

@@ -31,6 +31,16 @@ pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> St
         out.push_str(&renderer.render(&group));
         out.push('\n');
     }
+    for n in &report.notices {
+        let location = if n.line > 0 {
+            format!("{}:{}", n.file, n.line)
+        } else {
+            n.file.clone()
+        };
+        let title = format!("{} ({}): {location}: {}", "nonblock", n.kind, n.message);
+        out.push_str(&renderer.render(&[Group::with_title(Level::WARNING.primary_title(title))]));
+        out.push('\n');
+    }
     out.push_str(&summary_line(report));
     out.push('\n');
     out
@@ -60,6 +70,18 @@ pub fn summary_line(report: &Report) -> String {
         plural(s.packages, "package", "packages"),
         plural(s.files, "file", "files"),
     );
+    if s.suppressed + s.baselined > 0 {
+        line.push_str(&format!(
+            " ({} suppressed, {} in the baseline)",
+            s.suppressed, s.baselined
+        ));
+    }
+    if !report.notices.is_empty() {
+        line.push_str(&format!(
+            ", {}",
+            plural(report.notices.len(), "notice", "notices")
+        ));
+    }
     if !report.errors.is_empty() {
         line.push_str(&format!(
             ", {} not fully analysed",
