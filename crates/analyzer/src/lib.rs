@@ -76,7 +76,11 @@ fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError>
     let mut ws = discover::discover(opts).map_err(FatalError)?;
     let config = config::load(&ws.root, rules).map_err(|errs| {
         let lines: Vec<String> = errs.iter().map(|e| format!("  {e}")).collect();
-        FatalError(format!("invalid configuration ({} problems):\n{}", errs.len(), lines.join("\n")))
+        FatalError(format!(
+            "invalid configuration ({} problems):\n{}",
+            errs.len(),
+            lines.join("\n")
+        ))
     })?;
     ws.skip_crates(&config.skip);
     lap("discover", &mut phases);
@@ -194,11 +198,19 @@ pub fn analyze_workspace(
 }
 
 /// The text of every workspace member's source file, by reported path (for suppressions).
-fn member_sources(ws: &discover::Workspace, index: &index::Index, files: &[load::SourceFile]) -> BTreeMap<String, String> {
+fn member_sources(
+    ws: &discover::Workspace,
+    index: &index::Index,
+    files: &[load::SourceFile],
+) -> BTreeMap<String, String> {
     files
         .iter()
         .filter(|f| ws.packages[index.units[f.unit].package].is_member)
-        .filter_map(|f| std::fs::read_to_string(&f.path).ok().map(|t| (ws.display_path(&f.path), t)))
+        .filter_map(|f| {
+            std::fs::read_to_string(&f.path)
+                .ok()
+                .map(|t| (ws.display_path(&f.path), t))
+        })
         .collect()
 }
 
