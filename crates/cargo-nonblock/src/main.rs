@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use nonblock_analyzer::baseline::Baseline;
-use nonblock_analyzer::render::{human, DiskSources};
+use nonblock_analyzer::render::{github, human, sarif, DiskSources};
 use nonblock_analyzer::{analyze, Options, Report, RuleDb};
 
 #[derive(Parser, Debug)]
@@ -53,6 +53,10 @@ enum TableFormat {
 enum OutputFormat {
     Human,
     Json,
+    /// SARIF 2.1.0, for GitHub code scanning and other SARIF viewers.
+    Sarif,
+    /// GitHub Actions annotations (`::error file=…::…` workflow commands).
+    Github,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -293,6 +297,13 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
     let rendered = match args.format {
         OutputFormat::Json => report.to_json(),
         OutputFormat::Human => human::render(&report, &DiskSources { workspace_root }, styled),
+        OutputFormat::Sarif => {
+            let roots = sarif::Roots::detect(&workspace_root);
+            sarif::render(&report, rules, &roots, &DiskSources { workspace_root })
+        }
+        OutputFormat::Github => {
+            github::render(&report, rules, &sarif::Roots::detect(&workspace_root))
+        }
     };
     let written = match &args.output {
         Some(path) => std::fs::write(path, &rendered)

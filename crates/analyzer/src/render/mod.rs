@@ -1,12 +1,16 @@
 //! Renderers: each is a function from the same [`Report`](crate::Report) to text.
 
+pub mod github;
 pub mod human;
+pub mod sarif;
 
 /// The output formats of the CLI (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Format {
     Human,
     Json,
+    Sarif,
+    Github,
 }
 
 /// Reads the source text of a reported file (workspace-relative or absolute path), for snippets.
