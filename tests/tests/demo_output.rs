@@ -1,6 +1,7 @@
 //! Snapshot of the human output on examples/demo-service, and checks of the JSON contract.
 
 use nonblock_analyzer::render::{human, DiskSources};
+use nonblock_analyzer::{analyze, Options, RuleDb};
 use nonblock_tests::{repo_root, run_tool};
 
 #[test]
@@ -77,15 +78,20 @@ fn json_contract_fields_and_invariants_hold_on_the_demo() {
 #[test]
 fn output_is_identical_across_runs_and_thread_counts() {
     let manifest = repo_root().join("examples/demo-service/Cargo.toml");
-    let a = run_tool(&manifest).without_timings().to_json();
-    let pool = rayon_single(|| run_tool(&manifest).without_timings().to_json());
-    assert_eq!(a, pool);
-}
-
-/// Runs `f` with the analyzer limited to one thread.
-fn rayon_single(f: impl FnOnce() -> String) -> String {
-    std::env::set_var("RAYON_NUM_THREADS", "1");
-    let out = f();
-    std::env::remove_var("RAYON_NUM_THREADS");
-    out
+    let run = |threads: Option<usize>| {
+        let opts = Options {
+            manifest_path: Some(manifest.clone()),
+            threads,
+            ..Options::default()
+        };
+        analyze(&opts, &RuleDb::builtin())
+            .unwrap()
+            .without_timings()
+            .to_json()
+    };
+    let reference = run(None);
+    assert_eq!(reference, run(None), "two runs differ");
+    for n in [1, 2, 8] {
+        assert_eq!(reference, run(Some(n)), "output differs with {n} threads");
+    }
 }

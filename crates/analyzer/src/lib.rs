@@ -53,10 +53,8 @@ impl std::error::Error for FatalError {}
 /// Runs the whole pipeline on a thread pool whose threads have room for deep recursion.
 pub fn analyze(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError> {
     let mut builder = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES);
-    if let Ok(n) = std::env::var("RAYON_NUM_THREADS") {
-        if let Ok(n) = n.parse::<usize>() {
-            builder = builder.num_threads(n);
-        }
+    if let Some(n) = opts.threads {
+        builder = builder.num_threads(n);
     }
     let pool = builder
         .build()

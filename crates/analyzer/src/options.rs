@@ -15,4 +15,7 @@ pub struct Options {
     pub offline: bool,
     pub locked: bool,
     pub frozen: bool,
+    /// Analysis threads (default: rayon's choice, which honours `RAYON_NUM_THREADS`). Output is
+    /// identical for every value.
+    pub threads: Option<usize>,
 }

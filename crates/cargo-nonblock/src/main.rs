@@ -247,6 +247,7 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
         offline: args.offline,
         locked: args.locked,
         frozen: args.frozen,
+        threads: None,
     };
     let mut report = match analyze(&opts, rules) {
         Ok(r) => r,
