@@ -71,6 +71,9 @@ pub struct Workspace {
     pub units: Vec<CrateUnit>,
     /// Packages left out because they could not be analysed (e.g. no lib target), with why.
     pub skipped: Vec<(String, String)>,
+    /// Where lowered dependency crates are cached (`<target dir>/nonblock/cache`); `None`
+    /// disables the cache.
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// Runs `cargo metadata` with the user's selection flags and builds the analysed set.
@@ -361,6 +364,13 @@ fn build_workspace(
         packages,
         units,
         skipped,
+        cache_dir: (!opts.no_cache).then(|| {
+            metadata
+                .target_directory
+                .as_std_path()
+                .join("nonblock")
+                .join("cache")
+        }),
     })
 }
 

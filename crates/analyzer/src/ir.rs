@@ -18,7 +18,7 @@ pub struct Pos {
 }
 
 /// A path as written, e.g. `std::fs::read` or `<T as Trait>::f` (`qself` holds `T`).
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IrPath {
     pub leading_colon: bool,
     pub segments: Vec<IrSegment>,
@@ -28,7 +28,7 @@ pub struct IrPath {
     pub qself_position: usize,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub struct IrSegment {
     pub name: String,
     pub generics: Vec<IrType>,
@@ -55,7 +55,7 @@ impl IrPath {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
 pub enum IrType {
     Path(IrPath),
     Ref(Box<IrType>),
@@ -73,14 +73,14 @@ pub enum IrType {
     Other,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct IrGeneric {
     pub name: String,
     pub bounds: Vec<IrPath>,
 }
 
 /// A function signature: enough to type parameters and the call's result.
-#[derive(Clone, Debug, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct IrSig {
     pub is_async: bool,
     pub has_self: bool,
@@ -91,7 +91,7 @@ pub struct IrSig {
     pub generics: Vec<IrGeneric>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct IrFn {
     pub name: String,
     pub sig: IrSig,
@@ -100,7 +100,7 @@ pub struct IrFn {
     pub attrs: FnAttrs,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct FnAttrs {
     /// `#[tokio::main]`, `#[tokio::test]`, `#[actix_web::main]`, ...: the body runs on a runtime.
     pub runtime_entry: bool,
@@ -109,12 +109,12 @@ pub struct FnAttrs {
     pub item_line: u32,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct IrBlock {
     pub stmts: Vec<IrStmt>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub enum IrStmt {
     Let {
         pat: IrPat,
@@ -128,7 +128,7 @@ pub enum IrStmt {
 }
 
 /// The part of a pattern the type walker uses.
-#[derive(Clone, Debug, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct IrPat {
     /// `x`, `mut x`, `ref x`: the whole value is bound to this name.
     pub ident: Option<String>,
@@ -140,7 +140,7 @@ pub struct IrPat {
     pub tuple: Vec<IrPat>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub enum IrExpr {
     Call {
         func: Box<IrExpr>,
@@ -201,7 +201,7 @@ pub enum IrExpr {
 }
 
 /// One `use` leaf: `use a::b::c as d;` → name `d`, path `a::b::c`; `use a::b::*;` → glob.
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct IrUse {
     pub path: Vec<String>,
     pub leading_colon: bool,
@@ -209,7 +209,7 @@ pub struct IrUse {
     pub glob: bool,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub enum IrItemKind {
     Struct {
         /// Named fields (`a: T`) and tuple fields (`0: T`).
@@ -225,14 +225,14 @@ pub enum IrItemKind {
     TypeAlias(IrType),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct IrTypeItem {
     pub name: String,
     pub kind: IrItemKind,
     pub pos: Pos,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct IrImpl {
     pub self_ty: IrType,
     pub trait_: Option<IrPath>,
@@ -243,7 +243,7 @@ pub struct IrImpl {
 }
 
 /// A `macro_rules!` definition: each arm's transcriber lowered leniently to expressions.
-#[derive(Clone, Debug)]
+#[derive(Serialize, Deserialize, Clone, Debug)]
 pub struct IrMacro {
     pub name: String,
     pub exported: bool,
@@ -251,7 +251,7 @@ pub struct IrMacro {
 }
 
 /// The items of one module, in source order, after `#[cfg]` evaluation.
-#[derive(Clone, Debug, Default)]
+#[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct IrModule {
     /// Module path inside its crate (`[]` for the crate root).
     pub path: Vec<String>,

@@ -5,6 +5,7 @@
 //! graph → propagate → report. Each stage is a module; data flows one way between them.
 
 pub mod baseline;
+pub mod cache;
 pub mod cfg;
 pub mod config;
 pub mod discover;
@@ -103,9 +104,10 @@ pub fn analyze_workspace(
         phase_start = Instant::now();
     };
 
+    let cache_stats = std::sync::Mutex::new(cache::CacheStats::default());
     let loads: Vec<load::UnitLoad> = (0..ws.units.len())
         .into_par_iter()
-        .map(|u| load::load_unit(&ws, u))
+        .map(|u| cache::load_unit(&ws, u, &cache_stats))
         .collect();
     lap("parse", &mut phases);
 
@@ -192,6 +194,7 @@ pub fn analyze_workspace(
         errors,
         notices,
         stats,
+        cache: cache_stats.into_inner().unwrap_or_default(),
     }
 }
 

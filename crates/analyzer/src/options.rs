@@ -18,4 +18,6 @@ pub struct Options {
     /// Analysis threads (default: rayon's choice, which honours `RAYON_NUM_THREADS`). Output is
     /// identical for every value.
     pub threads: Option<usize>,
+    /// Do not read or write the cache of lowered dependency crates.
+    pub no_cache: bool,
 }

@@ -19,7 +19,7 @@ use crate::rules::{hex, RuleDb};
 
 pub const SCHEMA: &str = "cargo-nonblock/v1";
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Diagnostic {
     pub kind: String,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -92,6 +92,10 @@ pub struct Report {
     /// Problems with suppressions and baseline entries (unused, stale, without a reason).
     pub notices: Vec<crate::suppress::Notice>,
     pub stats: Stats,
+    /// Cache hits and misses of this run: shown by `-v`, never serialised (the JSON must not
+    /// depend on the cache's state).
+    #[serde(skip)]
+    pub cache: crate::cache::CacheStats,
 }
 
 impl Report {

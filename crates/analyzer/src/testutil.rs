@@ -58,6 +58,7 @@ pub fn analyze_files(files: &[(&str, &str)]) -> Report {
             skip: false,
         }],
         skipped: Vec::new(),
+        cache_dir: None,
     };
     let report = crate::analyze_workspace(
         &ws,
@@ -79,4 +80,54 @@ pub fn sites(report: &Report) -> Vec<(u32, String)> {
         .collect();
     v.sort();
     v
+}
+
+/// A one-package workspace of the given source kind whose crate (named `dep`, not a member, but
+/// reported so its findings are visible) is `lib`; with `cache`, a cache dir in the scratch dir.
+pub fn scratch_workspace(
+    name: &str,
+    lib: &str,
+    source: SourceKind,
+    cache: bool,
+) -> (Workspace, Scratch) {
+    let dir = std::env::temp_dir().join(format!("nonblock-unit-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let cfg = CfgSet::parse_rustc_output("unix\ntarget_os=\"linux\"\n");
+    let ws = Workspace {
+        root: dir.clone(),
+        packages: vec![PackageInfo {
+            name: "dep".into(),
+            version: "1.0.0".into(),
+            id: "registry+https://example.invalid#dep@1.0.0".into(),
+            manifest_dir: dir.clone(),
+            is_member: false,
+            report_roots: true,
+            source,
+            features: vec![],
+        }],
+        units: vec![CrateUnit {
+            package: 0,
+            crate_name: "dep".into(),
+            kind: UnitKind::Lib,
+            root: dir.join("src/lib.rs"),
+            deps: BTreeMap::new(),
+            cfg,
+            skip: false,
+        }],
+        skipped: Vec::new(),
+        cache_dir: cache.then(|| dir.join("target/nonblock/cache")),
+    };
+    (ws, Scratch(dir))
+}
+
+pub fn analyze_workspace_of(ws: &Workspace) -> Report {
+    crate::analyze_workspace(
+        ws,
+        &RuleDb::builtin(),
+        &crate::config::Config::default(),
+        Instant::now(),
+        BTreeMap::new(),
+    )
 }

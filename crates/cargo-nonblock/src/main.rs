@@ -119,6 +119,9 @@ struct ScanArgs {
     /// Per-phase timings and resolution statistics on stderr.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Do not read or write the cache of lowered dependency crates (target/nonblock/cache).
+    #[arg(long)]
+    no_cache: bool,
     /// Report only findings not recorded in this baseline file (see --write-baseline).
     #[arg(long, value_name = "FILE")]
     baseline: Option<PathBuf>,
@@ -248,6 +251,7 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
         locked: args.locked,
         frozen: args.frozen,
         threads: None,
+        no_cache: args.no_cache,
     };
     let mut report = match analyze(&opts, rules) {
         Ok(r) => r,
@@ -368,6 +372,11 @@ fn print_verbose(report: &Report) {
     for (phase, secs) in &s.phases {
         eprintln!("nonblock: phase {phase}: {secs:.3}s");
     }
+    let c = report.cache;
+    eprintln!(
+        "nonblock: cache: {} crates reused, {} parsed, {} corrupted entries rebuilt",
+        c.hits, c.misses, c.rejected
+    );
     eprintln!("nonblock: total {:.3}s", s.seconds);
 }
 
