@@ -52,6 +52,7 @@ fn key_for_version(ws: &Workspace, unit: &CrateUnit, version: &str) -> Option<St
     let mut h = Sha256::new();
     h.update(version.as_bytes());
     h.update(FORMAT.to_le_bytes());
+    h.update(lowering_fingerprint());
     h.update(package.id.as_bytes());
     h.update([0]);
     h.update(unit.crate_name.as_bytes());
@@ -68,6 +69,24 @@ fn key_for_version(ws: &Workspace, unit: &CrateUnit, version: &str) -> Option<St
         h.update(v.as_bytes());
     }
     Some(crate::rules::hex(&h.finalize()[..16]))
+}
+
+/// A hash of the code that produces cached IR, so a changed lowering never reads entries written
+/// by an older build of the same version.
+fn lowering_fingerprint() -> &'static [u8] {
+    static FINGERPRINT: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
+    FINGERPRINT.get_or_init(|| {
+        let mut h = Sha256::new();
+        for src in [
+            include_str!("ir.rs"),
+            include_str!("lower.rs"),
+            include_str!("load.rs"),
+            include_str!("cfg.rs"),
+        ] {
+            h.update(src.as_bytes());
+        }
+        h.finalize().to_vec()
+    })
 }
 
 fn entry_path(dir: &Path, key: &str) -> PathBuf {
