@@ -15,6 +15,7 @@ pub mod ir;
 pub mod load;
 pub mod lower;
 pub mod options;
+pub mod progress;
 pub mod propagate;
 pub mod render;
 pub mod report;
@@ -53,6 +54,15 @@ impl std::error::Error for FatalError {}
 
 /// Runs the whole pipeline on a thread pool whose threads have room for deep recursion.
 pub fn analyze(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError> {
+    analyze_with_progress(opts, rules, &progress::Silent)
+}
+
+/// [`analyze`], reporting phases and parsed crates to `progress`.
+pub fn analyze_with_progress(
+    opts: &Options,
+    rules: &RuleDb,
+    progress: &dyn progress::Progress,
+) -> Result<Report, FatalError> {
     let mut builder = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES);
     if let Some(n) = opts.threads {
         builder = builder.num_threads(n);
@@ -60,10 +70,16 @@ pub fn analyze(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError> {
     let pool = builder
         .build()
         .map_err(|e| FatalError(format!("cannot start analysis threads: {e}")))?;
-    pool.install(|| analyze_in_pool(opts, rules))
+    let result = pool.install(|| analyze_in_pool(opts, rules, progress));
+    progress.finish();
+    result
 }
 
-fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError> {
+fn analyze_in_pool(
+    opts: &Options,
+    rules: &RuleDb,
+    progress: &dyn progress::Progress,
+) -> Result<Report, FatalError> {
     let start = Instant::now();
     let mut phases = BTreeMap::new();
     let mut phase_start = Instant::now();
@@ -72,6 +88,7 @@ fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError>
         phase_start = Instant::now();
     };
 
+    progress.phase("discover", 0);
     let mut ws = discover::discover(opts).map_err(FatalError)?;
     let config = config::load(&ws.root, rules).map_err(|errs| {
         let lines: Vec<String> = errs.iter().map(|e| format!("  {e}")).collect();
@@ -83,7 +100,9 @@ fn analyze_in_pool(opts: &Options, rules: &RuleDb) -> Result<Report, FatalError>
     })?;
     ws.skip_crates(&config.skip);
     lap("discover", &mut phases);
-    Ok(analyze_workspace(&ws, rules, &config, start, phases))
+    Ok(analyze_workspace(
+        &ws, rules, &config, progress, start, phases,
+    ))
 }
 
 /// Runs every stage after discovery. Public so tests can analyse a synthetic workspace without
@@ -92,6 +111,7 @@ pub fn analyze_workspace(
     ws: &discover::Workspace,
     rules: &RuleDb,
     config: &config::Config,
+    progress: &dyn progress::Progress,
     start: Instant,
     mut phases: BTreeMap<String, f64>,
 ) -> Report {
@@ -105,11 +125,17 @@ pub fn analyze_workspace(
     };
 
     let cache_stats = std::sync::Mutex::new(cache::CacheStats::default());
+    progress.phase("parse", ws.units.len());
     let loads: Vec<load::UnitLoad> = (0..ws.units.len())
         .into_par_iter()
-        .map(|u| cache::load_unit(&ws, u, &cache_stats))
+        .map(|u| {
+            let load = cache::load_unit(&ws, u, &cache_stats);
+            progress.advance();
+            load
+        })
         .collect();
     lap("parse", &mut phases);
+    progress.phase("index", 0);
 
     // Rebase per-unit file ids into one table, in unit order.
     let mut files = Vec::new();
@@ -134,6 +160,7 @@ pub fn analyze_workspace(
     }
     let index = index::Index::build(&ws, loaded);
     lap("index", &mut phases);
+    progress.phase("resolve", 0);
 
     let resolved = resolve::resolve_all(&index, rules);
     let mut unresolved_by_reason: BTreeMap<String, usize> = resolve::Unresolved::ALL
@@ -146,6 +173,7 @@ pub fn analyze_workspace(
         }
     }
     lap("resolve", &mut phases);
+    progress.phase("graph", 0);
 
     let graph = graph::build(&ws, &index, rules, &config.roots, resolved);
     lap("graph", &mut phases);

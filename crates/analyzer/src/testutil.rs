@@ -64,6 +64,7 @@ pub fn analyze_files(files: &[(&str, &str)]) -> Report {
         &ws,
         &RuleDb::builtin(),
         &crate::config::Config::default(),
+        &crate::progress::Silent,
         Instant::now(),
         BTreeMap::new(),
     );
@@ -127,6 +128,7 @@ pub fn analyze_workspace_of(ws: &Workspace) -> Report {
         ws,
         &RuleDb::builtin(),
         &crate::config::Config::default(),
+        &crate::progress::Silent,
         Instant::now(),
         BTreeMap::new(),
     )

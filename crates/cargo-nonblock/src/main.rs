@@ -11,8 +11,9 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use nonblock_analyzer::baseline::Baseline;
+use nonblock_analyzer::progress::{Progress, Silent};
 use nonblock_analyzer::render::{github, human, sarif, DiskSources};
-use nonblock_analyzer::{analyze, Options, Report, RuleDb};
+use nonblock_analyzer::{analyze_with_progress, Options, Report, RuleDb};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -253,7 +254,13 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
         threads: None,
         no_cache: args.no_cache,
     };
-    let mut report = match analyze(&opts, rules) {
+    // A bar only on an interactive stderr, never under -q, never mixed into stdout.
+    let bar = (!args.quiet && std::io::stderr().is_terminal()).then(Bar::new);
+    let progress: &dyn Progress = match &bar {
+        Some(b) => b,
+        None => &Silent,
+    };
+    let mut report = match analyze_with_progress(&opts, rules, progress) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");
@@ -391,5 +398,52 @@ fn exit_code(report: &Report, fail_on: FailOn) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// The terminal progress bar: crates parsed as a bar, other phases as a spinner message.
+struct Bar(indicatif::ProgressBar);
+
+impl Bar {
+    fn new() -> Bar {
+        let bar = indicatif::ProgressBar::with_draw_target(
+            Some(0),
+            indicatif::ProgressDrawTarget::stderr(),
+        );
+        bar.set_style(Bar::spinner());
+        bar.enable_steady_tick(std::time::Duration::from_millis(120));
+        Bar(bar)
+    }
+
+    fn spinner() -> indicatif::ProgressStyle {
+        indicatif::ProgressStyle::with_template("{spinner} nonblock: {msg}")
+            .expect("static template")
+    }
+
+    fn counted() -> indicatif::ProgressStyle {
+        indicatif::ProgressStyle::with_template(
+            "{spinner} nonblock: {msg} [{bar:30}] {pos}/{len} crates",
+        )
+        .expect("static template")
+        .progress_chars("=> ")
+    }
+}
+
+impl Progress for Bar {
+    fn phase(&self, name: &'static str, total: usize) {
+        self.0.set_style(if total > 0 {
+            Bar::counted()
+        } else {
+            Bar::spinner()
+        });
+        self.0.set_message(name);
+        self.0.set_length(total as u64);
+        self.0.set_position(0);
+    }
+    fn advance(&self) {
+        self.0.inc(1);
+    }
+    fn finish(&self) {
+        self.0.finish_and_clear();
     }
 }
