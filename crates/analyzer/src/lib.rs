@@ -63,16 +63,21 @@ pub fn analyze_with_progress(
     rules: &RuleDb,
     progress: &dyn progress::Progress,
 ) -> Result<Report, FatalError> {
-    let mut builder = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES);
-    if let Some(n) = opts.threads {
-        builder = builder.num_threads(n);
-    }
-    let pool = builder
-        .build()
-        .map_err(|e| FatalError(format!("cannot start analysis threads: {e}")))?;
+    let pool = analysis_pool(opts.threads)?;
     let result = pool.install(|| analyze_in_pool(opts, rules, progress));
     progress.finish();
     result
+}
+
+/// The thread pool every analysis runs in: threads with room for deep recursion.
+pub(crate) fn analysis_pool(threads: Option<usize>) -> Result<rayon::ThreadPool, FatalError> {
+    let mut builder = rayon::ThreadPoolBuilder::new().stack_size(ANALYSIS_STACK_BYTES);
+    if let Some(n) = threads {
+        builder = builder.num_threads(n);
+    }
+    builder
+        .build()
+        .map_err(|e| FatalError(format!("cannot start analysis threads: {e}")))
 }
 
 fn analyze_in_pool(

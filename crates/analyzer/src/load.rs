@@ -342,4 +342,115 @@ mod tests {
         let kinds: Vec<&str> = r.errors.iter().map(|e| e.kind.as_str()).collect();
         assert_eq!(kinds, ["module", "parse"]);
     }
+
+    fn kinds(r: &crate::Report) -> Vec<&str> {
+        r.errors.iter().map(|e| e.kind.as_str()).collect()
+    }
+
+    #[test]
+    fn ten_thousand_nested_parentheses_and_blocks_do_not_overflow() {
+        let parens = format!("{}1{}", "(".repeat(10_000), ")".repeat(10_000));
+        let blocks = format!(
+            "{}std::fs::read(\"x\"){}",
+            "{ ".repeat(10_000),
+            " }".repeat(10_000)
+        );
+        let src = format!(
+            "pub fn a() -> i32 {{ {parens} }}\npub async fn b() {{\n let _ = {blocks};\n}}\n"
+        );
+        let r = analyze_files(&[("src/lib.rs", &src)]);
+        // Either analysed (the blocking call below the nesting guard is found or not) or a
+        // diagnostic; never a crash.
+        assert!(r.errors.iter().all(|e| e.kind == "parse"), "{:?}", r.errors);
+    }
+
+    #[test]
+    fn oversized_files_and_missing_module_files_are_reported_and_skipped() {
+        let big = "// padding\n".repeat((super::MAX_FILE_BYTES as usize / 11) + 10);
+        let r = analyze_files(&[
+            (
+                "src/lib.rs",
+                "mod big;\nmod absent;\nasync fn a() {\n std::fs::read(\"x\");\n}\n",
+            ),
+            ("src/big.rs", &big),
+        ]);
+        assert_eq!(kinds(&r), ["module", "size"]);
+        assert_eq!(sites(&r), [(4, "NB0101".into())]);
+    }
+
+    #[test]
+    fn non_utf8_source_is_an_encoding_diagnostic() {
+        let r = crate::testutil::analyze_raw_files(&[
+            (
+                "src/lib.rs",
+                b"mod latin1;\nasync fn a() {\n std::fs::read(\"x\");\n}\n".as_slice(),
+            ),
+            ("src/latin1.rs", b"// caf\xe9\n".as_slice()),
+        ]);
+        assert_eq!(kinds(&r), ["encoding"]);
+        assert_eq!(sites(&r), [(3, "NB0101".into())]);
+    }
+
+    #[test]
+    fn path_cycles_and_paths_out_of_the_package_are_not_followed() {
+        let r = analyze_files(&[
+            (
+                "src/lib.rs",
+                "#[path = \"a.rs\"]\nmod a;\n#[path = \"../../outside.rs\"]\nmod outside;\n",
+            ),
+            (
+                "src/a.rs",
+                "#[path = \"b.rs\"]\nmod b;\npub async fn fa() {\n std::fs::read(\"x\");\n}\n",
+            ),
+            ("src/b.rs", "#[path = \"a.rs\"]\nmod a_again;\n"),
+        ]);
+        let msgs: Vec<&str> = r.errors.iter().map(|e| e.message.as_str()).collect();
+        assert!(msgs.iter().any(|m| m.contains("a `mod` cycle")), "{msgs:?}");
+        assert!(
+            msgs.iter()
+                .any(|m| m.contains("cannot read") || m.contains("outside its package")),
+            "{msgs:?}"
+        );
+        assert_eq!(sites(&r), [(4, "NB0101".into())]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlink_loops_are_reported() {
+        let dir = std::env::temp_dir().join(format!("nonblock-symloop-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::os::unix::fs::symlink(dir.join("src/looped.rs"), dir.join("src/looped.rs")).unwrap();
+        let r = crate::testutil::analyze_dir(
+            &dir,
+            "mod looped;\nasync fn a() {\n std::thread::sleep(todo!());\n}\n",
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+        assert_eq!(kinds(&r), ["module"], "{:?}", r.errors);
+        assert_eq!(sites(&r), [(3, "NB0201".into())]);
+    }
+
+    #[test]
+    fn ten_thousand_functions_and_five_thousand_externs_in_one_file() {
+        let mut src = String::from("extern \"C\" {\n");
+        for i in 0..5_000 {
+            src.push_str(&format!("    fn ext{i}(x: i32) -> i32;\n"));
+        }
+        src.push_str("}\n");
+        for i in 0..10_000 {
+            src.push_str(&format!("pub fn f{i}() {{ f{}(); }}\n", (i + 1) % 10_000));
+        }
+        src.push_str("pub fn leaf() { std::fs::read(\"x\"); }\npub fn f10000() { leaf() }\n");
+        src.push_str("pub async fn root() {\n    f0();\n    unsafe { ext4999(1) };\n}\n");
+        let r = analyze_files(&[("src/lib.rs", &src)]);
+        // Lines: 1 + 5 000 externs + 1, then 10 000 ring fns, leaf, f10000, root: the extern call
+        // is root's second line.
+        let extern_call_line = 1 + 5_000 + 1 + 10_000 + 2 + 3;
+        assert_eq!(r.stats.functions, 5_000 + 10_000 + 3);
+        assert_eq!(
+            sites(&r),
+            [(extern_call_line as u32, "NB1001".into())],
+            "the f-ring never reaches leaf"
+        );
+    }
 }

@@ -60,14 +60,17 @@ pub fn analyze_files(files: &[(&str, &str)]) -> Report {
         skipped: Vec::new(),
         cache_dir: None,
     };
-    let report = crate::analyze_workspace(
-        &ws,
-        &RuleDb::builtin(),
-        &crate::config::Config::default(),
-        &crate::progress::Silent,
-        Instant::now(),
-        BTreeMap::new(),
-    );
+    let pool = crate::analysis_pool(Some(2)).expect("analysis pool");
+    let report = pool.install(|| {
+        crate::analyze_workspace(
+            &ws,
+            &RuleDb::builtin(),
+            &crate::config::Config::default(),
+            &crate::progress::Silent,
+            Instant::now(),
+            BTreeMap::new(),
+        )
+    });
     drop(scratch);
     report
 }
@@ -132,4 +135,36 @@ pub fn analyze_workspace_of(ws: &Workspace) -> Report {
         Instant::now(),
         BTreeMap::new(),
     )
+}
+
+/// Like [`analyze_files`] with raw bytes (for encodings).
+pub fn analyze_raw_files(files: &[(&str, &[u8])]) -> Report {
+    let dir = std::env::temp_dir().join(format!(
+        "nonblock-raw-{}-{:?}",
+        std::process::id(),
+        std::thread::current().id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, bytes) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, bytes).unwrap();
+    }
+    let r = analyze_dir(&dir, std::str::from_utf8(files[0].1).unwrap());
+    let _ = std::fs::remove_dir_all(&dir);
+    r
+}
+
+/// Analyses `dir` as package `app` whose `src/lib.rs` is (over)written with `lib`.
+pub fn analyze_dir(dir: &std::path::Path, lib: &str) -> Report {
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(dir.join("src/lib.rs"), lib).unwrap();
+    let (mut ws, scratch) = scratch_workspace("dir", "", SourceKind::Workspace, false);
+    drop(scratch);
+    ws.root = dir.to_path_buf();
+    ws.packages[0].manifest_dir = dir.to_path_buf();
+    ws.packages[0].is_member = true;
+    ws.units[0].root = dir.join("src/lib.rs");
+    let pool = crate::analysis_pool(Some(2)).expect("analysis pool");
+    pool.install(|| analyze_workspace_of(&ws))
 }

@@ -162,3 +162,52 @@ fn rules_and_explain_print_the_database() {
         Some(2)
     );
 }
+
+#[test]
+fn unresolvable_manifests_and_broken_members_exit_2_with_cargos_reason() {
+    let dir = std::env::temp_dir().join(format!("nonblock-broken-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("good/src")).unwrap();
+    std::fs::create_dir_all(dir.join("bad/src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[workspace]\nmembers = [\"good\", \"bad\"]\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("good/Cargo.toml"), "[package]\nname = \"good\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nno-such-crate-nonblock-test = \"1\"\n").unwrap();
+    std::fs::write(dir.join("good/src/lib.rs"), "").unwrap();
+    std::fs::write(
+        dir.join("bad/Cargo.toml"),
+        "[package]\nname = \"bad\"\nversion = \n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("bad/src/lib.rs"), "").unwrap();
+    let manifest = dir.join("Cargo.toml");
+    let broken = run(&[
+        "nonblock",
+        "--offline",
+        "--manifest-path",
+        manifest.to_str().unwrap(),
+    ]);
+    assert_eq!(broken.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&broken.stderr);
+    assert!(
+        err.contains("cargo metadata failed") && err.contains("bad"),
+        "{err}"
+    );
+    // Fix the member: the unresolvable offline dependency is now the reason.
+    std::fs::write(
+        dir.join("bad/Cargo.toml"),
+        "[package]\nname = \"bad\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    let offline = run(&[
+        "nonblock",
+        "--offline",
+        "--manifest-path",
+        manifest.to_str().unwrap(),
+    ]);
+    assert_eq!(offline.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&offline.stderr).contains("no-such-crate-nonblock-test"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
