@@ -5,6 +5,9 @@
 //!   this line; with `via=PKG`, the path of each of these findings passes through a function of
 //!   cargo package PKG (several `via=` may be given; all must hold).
 //! - `call(); // ok: reason` — a negative site: no finding may have `path[0]` on this line.
+//! - `call(); // ok(NB0501): reason` (or `ok(NB0501, NB1001)`) — the same, tied to the rules it
+//!   is a negative for: the look-alike or offloaded form of those rules' APIs. The rule coverage
+//!   test requires at least one tied negative per rule.
 //!
 //! Only this module knows the syntax; `score` compares the parsed markers with a report.
 
@@ -22,6 +25,8 @@ pub struct Expected {
 pub struct Negative {
     pub file: String,
     pub line: u32,
+    /// The rules this negative is tied to (`// ok(NB0501): ..`); empty for a plain `// ok:`.
+    pub rules: Vec<String>,
 }
 
 #[derive(Debug, Default)]
@@ -34,19 +39,24 @@ pub struct Markers {
 
 const EXPECT: &str = "// expect:";
 const OK: &str = "// ok:";
+const OK_TIED: &str = "// ok(";
 
 /// Parses the markers of one source text. `file` is the path reported for it.
 pub fn parse(file: &str, text: &str, out: &mut Markers) {
     for (i, line) in text.lines().enumerate() {
         let line_no = i as u32 + 1;
         let expect = marker_text(line, EXPECT);
-        let ok = marker_text(line, OK);
+        let ok = marker_text(line, OK)
+            .map(|reason| (Vec::new(), reason))
+            .or_else(|| {
+                marker_text(line, OK_TIED).map(|rest| parse_tied(file, line_no, rest, out))
+            });
         match (expect, ok) {
             (Some(_), Some(_)) => out.errors.push(format!(
                 "{file}:{line_no}: a line is either `expect:` or `ok:`, not both"
             )),
             (Some(rest), None) => parse_expect(file, line_no, rest, out),
-            (None, Some(reason)) => {
+            (None, Some((rules, reason))) => {
                 if reason.is_empty() {
                     out.errors
                         .push(format!("{file}:{line_no}: `// ok:` needs a reason"));
@@ -54,6 +64,7 @@ pub fn parse(file: &str, text: &str, out: &mut Markers) {
                 out.negatives.push(Negative {
                     file: file.to_string(),
                     line: line_no,
+                    rules,
                 });
             }
             (None, None) => {}
@@ -91,6 +102,37 @@ fn parse_expect(file: &str, line: u32, rest: &str, out: &mut Markers) {
             via: via.clone(),
         });
     }
+}
+
+/// `NB0501, NB1001): reason` (the text after `// ok(`) → the rules and the reason.
+fn parse_tied<'a>(
+    file: &str,
+    line: u32,
+    rest: &'a str,
+    out: &mut Markers,
+) -> (Vec<String>, &'a str) {
+    let Some((ids, after)) = rest.split_once(')') else {
+        out.errors
+            .push(format!("{file}:{line}: `// ok(` without a closing `)`"));
+        return (Vec::new(), "");
+    };
+    let Some(reason) = after.strip_prefix(':') else {
+        out.errors.push(format!(
+            "{file}:{line}: `// ok(..)` must be followed by `: reason`"
+        ));
+        return (Vec::new(), "");
+    };
+    let mut rules: Vec<String> = Vec::new();
+    for word in ids.split(',').map(str::trim) {
+        if !is_rule_id(word) {
+            out.errors.push(format!(
+                "{file}:{line}: `{word}` in `// ok(..)` is not a rule id (NB0000)"
+            ));
+        } else if !rules.iter().any(|r| r == word) {
+            rules.push(word.to_string());
+        }
+    }
+    (rules, reason.trim())
 }
 
 fn is_rule_id(word: &str) -> bool {
@@ -164,9 +206,46 @@ mod tests {
             m.negatives,
             vec![Negative {
                 file: "src/a.rs".into(),
-                line: 3
+                line: 3,
+                rules: vec![]
             }]
         );
+    }
+
+    #[test]
+    fn negatives_can_be_tied_to_rules() {
+        let m = parsed(
+            "a(); // ok(NB0501): offloaded\nb(); // ok(NB0501, NB1001, NB0501): both\nc(); // ok: plain\n",
+        );
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
+        let tied: Vec<(u32, Vec<String>)> = m
+            .negatives
+            .iter()
+            .map(|n| (n.line, n.rules.clone()))
+            .collect();
+        assert_eq!(
+            tied,
+            vec![
+                (1, vec!["NB0501".to_string()]),
+                (2, vec!["NB0501".to_string(), "NB1001".to_string()]),
+                (3, vec![]),
+            ]
+        );
+    }
+
+    #[test]
+    fn malformed_tied_negatives_are_errors() {
+        let m = parsed(
+            "a(); // ok(NB501): x\nb(); // ok(NB0501) no colon\nc(); // ok(NB0501:\nd(); // ok(NB0501):\ne(); // expect: NB0101 // ok(NB0101): both\n",
+        );
+        for line in 1..=5 {
+            let prefix = format!("src/a.rs:{line}:");
+            assert!(
+                m.errors.iter().any(|e| e.starts_with(&prefix)),
+                "no error for line {line}: {:#?}",
+                m.errors
+            );
+        }
     }
 
     #[test]
@@ -227,7 +306,8 @@ mod tests {
             m.negatives,
             vec![Negative {
                 file: "build.rs".into(),
-                line: 1
+                line: 1,
+                rules: vec![]
             }]
         );
     }

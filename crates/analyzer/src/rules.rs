@@ -20,6 +20,7 @@ pub const RULE_FILES: &[(&str, &str)] = &[
         "http-blocking.toml",
         include_str!("../../../rules/http-blocking.toml"),
     ),
+    ("db-sync.toml", include_str!("../../../rules/db-sync.toml")),
     ("process.toml", include_str!("../../../rules/process.toml")),
     (
         "sync-prims.toml",
