@@ -67,6 +67,13 @@ enum FailOn {
     Never,
 }
 
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq, PartialOrd, Ord)]
+enum MinConfidence {
+    Low,
+    Medium,
+    High,
+}
+
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
 enum Color {
     Auto,
@@ -120,6 +127,10 @@ struct ScanArgs {
     /// Per-phase timings and resolution statistics on stderr.
     #[arg(short, long, action = clap::ArgAction::Count)]
     verbose: u8,
+    /// Report only findings of at least this confidence (high: every step resolved exactly;
+    /// medium: through a trait or generic with several impls; low: matched by method name).
+    #[arg(long, value_enum, default_value_t = MinConfidence::Low)]
+    min_confidence: MinConfidence,
     /// Do not read or write the cache of lowered dependency crates (target/nonblock/cache).
     #[arg(long)]
     no_cache: bool,
@@ -267,6 +278,14 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    report.findings.retain(|f| {
+        let c = match f.confidence.as_str() {
+            "high" => MinConfidence::High,
+            "medium" => MinConfidence::Medium,
+            _ => MinConfidence::Low,
+        };
+        c >= args.min_confidence
+    });
     if let Some(path) = &args.write_baseline {
         let baseline = Baseline::from_report(&report);
         return match std::fs::write(path, baseline.to_json()) {

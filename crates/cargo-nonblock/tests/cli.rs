@@ -211,3 +211,42 @@ fn unresolvable_manifests_and_broken_members_exit_2_with_cargos_reason() {
     assert!(String::from_utf8_lossy(&offline.stderr).contains("no-such-crate-nonblock-test"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn min_confidence_filters_low_confidence_findings() {
+    let manifest = demo_manifest();
+    let m = manifest.to_str().unwrap();
+    let all = json(&run(&[
+        "nonblock",
+        "--manifest-path",
+        m,
+        "--format",
+        "json",
+    ]));
+    let high = json(&run(&[
+        "nonblock",
+        "--manifest-path",
+        m,
+        "--format",
+        "json",
+        "--min-confidence",
+        "high",
+    ]));
+    let confidences = |v: &serde_json::Value| -> Vec<String> {
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["confidence"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert!(
+        confidences(&all).iter().any(|c| c == "low"),
+        "the demo has a low-confidence DNS finding"
+    );
+    assert!(confidences(&high).iter().all(|c| c == "high"));
+    assert_eq!(
+        confidences(&high).len(),
+        confidences(&all).iter().filter(|c| *c == "high").count()
+    );
+}
