@@ -15,7 +15,7 @@ json=$(nonblock rules --format json)
 
 echo '| id | name | category | severity | APIs |'
 echo '|---|---|---|---|---|'
-jq -r '.[] | "| \(.id) | \(.name) | \(.category) | \(.severity) | \(if .apis == 0 and .category == "ffi" then "every `extern` fn" else .apis end) |"' <<<"$json"
+jq -r '.[] | "| \(.id) | \(.name) | \(.category) | \(.severity)\(if .enabled_by_default then "" else " (opt-in)" end) | \(if .apis == 0 and .category == "ffi" then "every `extern` fn" else .apis end) |"' <<<"$json"
 
 rules=$(jq 'length' <<<"$json")
 apis=$(jq '[.[].apis] | add' <<<"$json")

@@ -222,7 +222,11 @@ fn readme_rule_table_matches_the_database() {
             rule.id.clone(),
             rule.name.clone(),
             rule.category.clone(),
-            rule.severity.as_str().to_string(),
+            if rule.enabled_by_default {
+                rule.severity.as_str().to_string()
+            } else {
+                format!("{} (opt-in)", rule.severity.as_str())
+            },
         ];
         assert_eq!(
             row[..4],

@@ -37,6 +37,8 @@ pub struct Config {
     pub source: Option<String>,
     pub rule_severity: BTreeMap<String, Severity>,
     pub disabled_rules: Vec<String>,
+    /// Opt-in rules (`enabled = false` in the database) switched on.
+    pub enabled_rules: Vec<String>,
     pub blocking: Vec<ExtraBlocking>,
     pub offload: Vec<String>,
     pub roots: Vec<String>,
@@ -245,7 +247,9 @@ impl Validator<'_> {
                         ),
                     },
                     ("enabled", toml::Value::Boolean(on)) => {
-                        if !on {
+                        if *on {
+                            c.enabled_rules.push(rule.id.clone());
+                        } else {
                             c.disabled_rules.push(rule.id.clone());
                         }
                     }
@@ -484,6 +488,9 @@ impl Config {
         db.trusted_ffi.extend(self.ffi_trust.iter().cloned());
         db.ffi_severity
             .extend(self.ffi_severity.iter().map(|(k, v)| (k.clone(), *v)));
+        for id in &self.enabled_rules {
+            db.disabled.remove(id);
+        }
         db.disabled.extend(self.disabled_rules.iter().cloned());
         db
     }

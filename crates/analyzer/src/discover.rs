@@ -173,11 +173,23 @@ fn build_workspace(
         }
     }
 
-    // The normal-dependency closure of the members, breadth first.
+    // The normal-dependency closure of the members, breadth first. A proc-macro crate's own
+    // dependencies (syn, quote, sqlx-macros-core, ...) run inside the compiler, never at run time:
+    // the closure stops at it, or their code would be matched against calls it can never serve.
+    let is_proc_macro = |id: &cargo_metadata::PackageId| {
+        pkg_by_id.get(id).is_some_and(|p| {
+            p.targets
+                .iter()
+                .any(|t| t.kind.contains(&TargetKind::ProcMacro))
+        })
+    };
     let mut closure: BTreeSet<&cargo_metadata::PackageId> = BTreeSet::new();
     let mut queue: VecDeque<&cargo_metadata::PackageId> = members.iter().copied().collect();
     while let Some(id) = queue.pop_front() {
         if !closure.insert(id) {
+            continue;
+        }
+        if is_proc_macro(id) {
             continue;
         }
         if let Some(node) = nodes.get(id) {

@@ -197,7 +197,7 @@ fn root_kind(index: &Index, f: FnId, kind: BodyKind) -> Option<RootKind> {
 
 /// Resolves an absolute API path (`reqwest::blocking::get`, `tokio::fs::File::open`) to the
 /// analysed functions it names, in every analysed version of the crate.
-fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
+pub(crate) fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
     let segs: Vec<String> = path.split("::").map(str::to_string).collect();
     if segs.len() < 2 || segs.iter().any(|s| s == "*") {
         return Vec::new();

@@ -10,6 +10,7 @@ pub mod cfg;
 pub mod config;
 pub mod discover;
 pub mod graph;
+pub mod guard;
 pub mod index;
 pub mod ir;
 pub mod load;
@@ -22,6 +23,7 @@ pub mod report;
 pub mod resolve;
 pub mod rules;
 pub mod suppress;
+pub mod synthetic;
 pub mod ty;
 
 #[cfg(test)]
@@ -105,9 +107,16 @@ fn analyze_in_pool(
     })?;
     ws.skip_crates(&config.skip);
     lap("discover", &mut phases);
-    Ok(analyze_workspace(
-        &ws, rules, &config, progress, start, phases,
-    ))
+    // Per-crate stages guard themselves; this catches a panic in the whole-graph stages (index,
+    // call graph, propagation), where no single crate is to blame.
+    match guard::guard(|| analyze_workspace(&ws, rules, &config, progress, start, phases)) {
+        Ok(report) => Ok(report),
+        Err(panic) => Ok(Report::internal_failure(
+            guard::internal_error(None, "analysing", &panic),
+            ws.packages.len(),
+            start,
+        )),
+    }
 }
 
 /// Runs every stage after discovery. Public so tests can analyse a synthetic workspace without
@@ -134,7 +143,14 @@ pub fn analyze_workspace(
     let loads: Vec<load::UnitLoad> = (0..ws.units.len())
         .into_par_iter()
         .map(|u| {
-            let load = cache::load_unit(&ws, u, &cache_stats);
+            let load = guard::guard(|| {
+                guard::inject("parse", &ws.units[u].crate_name);
+                cache::load_unit(&ws, u, &cache_stats)
+            })
+            .unwrap_or_else(|panic| {
+                let package = &ws.packages[ws.units[u].package].name;
+                load::UnitLoad::failed(u, guard::internal_error(Some(package), "parsing", &panic))
+            });
             progress.advance();
             load
         })
@@ -167,7 +183,15 @@ pub fn analyze_workspace(
     lap("index", &mut phases);
     progress.phase("resolve", 0);
 
-    let resolved = resolve::resolve_all(&index, rules);
+    let (resolved, panics) = resolve::resolve_all(&index, rules);
+    for (f, panic) in panics {
+        let package = &ws.packages[index.units[index.fns[f].unit].package].name;
+        errors.push(guard::internal_error(
+            Some(package),
+            "resolving calls in",
+            &panic,
+        ));
+    }
     let mut unresolved_by_reason: BTreeMap<String, usize> = resolve::Unresolved::ALL
         .iter()
         .map(|u| (u.as_str().to_string(), 0))
@@ -180,6 +204,7 @@ pub fn analyze_workspace(
     lap("resolve", &mut phases);
     progress.phase("graph", 0);
 
+    guard::inject("graph", "");
     let graph = graph::build(&ws, &index, rules, &config.roots, resolved);
     lap("graph", &mut phases);
 
@@ -205,6 +230,7 @@ pub fn analyze_workspace(
     notices.sort();
     errors.sort();
     errors.dedup();
+    let internal_errors = errors.iter().filter(|e| e.kind == "internal").count();
     lap("report", &mut phases);
 
     let stats = report::Stats {
@@ -218,6 +244,7 @@ pub fn analyze_workspace(
         unresolved_by_reason,
         suppressed: suppressed.len(),
         baselined: 0,
+        internal_errors,
         seconds: start.elapsed().as_secs_f64(),
         phases,
     };

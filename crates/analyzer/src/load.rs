@@ -51,6 +51,20 @@ struct Loader<'a> {
 }
 
 /// Loads one crate unit. File ids in the result are local (0..files.len()); the caller rebases.
+impl UnitLoad {
+    /// A unit whose loading panicked: no modules (like a skipped unit), one diagnostic.
+    pub fn failed(unit: usize, diagnostic: Diagnostic) -> UnitLoad {
+        UnitLoad {
+            loaded: LoadedUnit {
+                unit,
+                modules: Vec::new(),
+            },
+            files: Vec::new(),
+            diagnostics: vec![diagnostic],
+        }
+    }
+}
+
 pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
     let unit = &ws.units[unit_index];
     let package_dir = ws.packages[unit.package].manifest_dir.clone();

@@ -392,13 +392,16 @@ impl<'a> Lowerer<'a> {
         for input in &sig.inputs {
             match input {
                 syn::FnArg::Receiver(_) => has_self = true,
-                syn::FnArg::Typed(pt) => {
-                    let name = match &*pt.pat {
-                        syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
-                        _ => None,
-                    };
-                    params.push((name, lower_type(&pt.ty)));
-                }
+                syn::FnArg::Typed(pt) => match extractor_binding(&pt.pat, &pt.ty) {
+                    Some((name, inner)) => params.push((Some(name), inner)),
+                    None => {
+                        let name = match &*pt.pat {
+                            syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                            _ => None,
+                        };
+                        params.push((name, lower_type(&pt.ty)));
+                    }
+                },
             }
         }
         let mut generics = self.lower_generics(&sig.generics);
@@ -930,6 +933,41 @@ pub fn lower_type(t: &syn::Type) -> IrType {
         syn::Type::Infer(_) => IrType::Infer,
         _ => IrType::Other,
     }
+}
+
+/// `State(state): State<AppState>`: a one-field wrapper destructured in the parameter list (web
+/// framework extractors: axum's `State`, `Json`, `Path`, `Extension`; actix's `Data`) binds its
+/// name to the wrapper's single type argument. Without it every handler's `state.db.query(..)`
+/// would have an unknown receiver. Applies only when the pattern names the type's own last
+/// segment and the type has exactly one type argument, which is how such wrappers are written.
+fn extractor_binding(pat: &syn::Pat, ty: &syn::Type) -> Option<(String, IrType)> {
+    let syn::Pat::TupleStruct(ts) = pat else {
+        return None;
+    };
+    let [inner] = ts.elems.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let syn::Pat::Ident(binding) = inner else {
+        return None;
+    };
+    let syn::Type::Path(tp) = ty else {
+        return None;
+    };
+    let ty_last = tp.path.segments.last()?;
+    if ts.path.segments.last()?.ident != ty_last.ident {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(ab) = &ty_last.arguments else {
+        return None;
+    };
+    let mut types = ab.args.iter().filter_map(|a| match a {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
+    });
+    let (Some(arg), None) = (types.next(), types.next()) else {
+        return None;
+    };
+    Some((binding.ident.to_string(), lower_type(arg)))
 }
 
 pub fn lower_pat(p: &syn::Pat) -> IrPat {

@@ -79,6 +79,9 @@ pub struct Stats {
     pub suppressed: usize,
     /// Findings left out because `--baseline` lists them.
     pub baselined: usize,
+    /// Panics caught while analysing (each also an `internal` error): a report with a hole in
+    /// it, so the CLI exits 2. Always 0 unless cargo-nonblock has a bug.
+    pub internal_errors: usize,
     pub seconds: f64,
     /// Wall-clock seconds per pipeline phase (timing: the one non-deterministic part).
     pub phases: BTreeMap<String, f64>,
@@ -103,6 +106,28 @@ impl Report {
         let mut s = serde_json::to_string_pretty(self).expect("report serialises");
         s.push('\n');
         s
+    }
+
+    /// The report of a run that panicked outside any single crate: no findings can be trusted,
+    /// so none are reported; the error says why and the CLI exits 2.
+    pub fn internal_failure(
+        error: Diagnostic,
+        packages: usize,
+        start: std::time::Instant,
+    ) -> Report {
+        Report {
+            schema: SCHEMA,
+            findings: Vec::new(),
+            errors: vec![error],
+            notices: Vec::new(),
+            stats: Stats {
+                packages,
+                internal_errors: 1,
+                seconds: start.elapsed().as_secs_f64(),
+                ..Stats::default()
+            },
+            cache: crate::cache::CacheStats::default(),
+        }
     }
 
     /// The same report without timing figures: byte-identical across runs.

@@ -10,7 +10,7 @@
 //! contexts); sync closures passed as call arguments are kept with the call so the graph can drop
 //! them at offload boundaries; other sync closures are inlined into the enclosing body.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
@@ -115,14 +115,44 @@ pub struct Body {
 }
 
 /// Resolves every function body of the index, in parallel; the result is ordered by function id.
-pub fn resolve_all(index: &Index, rules: &RuleDb) -> Vec<Vec<Body>> {
-    (0..index.fns.len())
+/// Every function's bodies, and the functions whose resolution panicked (caught, so one bad
+/// function costs its own edges, not the run).
+pub fn resolve_all(index: &Index, rules: &RuleDb) -> (Vec<Vec<Body>>, Vec<(FnId, String)>) {
+    let spawners = spawner_fns(index, rules);
+    let results: Vec<Result<Vec<Body>, String>> = (0..index.fns.len())
         .into_par_iter()
-        .map(|f| resolve_fn(index, rules, f))
+        .map(|f| {
+            crate::guard::guard(|| {
+                let unit = &index.units[index.fns[f].unit];
+                crate::guard::inject("resolve", &unit.crate_name);
+                resolve_fn(index, rules, &spawners, f)
+            })
+        })
+        .collect();
+    let mut panics = Vec::new();
+    let bodies = results
+        .into_iter()
+        .enumerate()
+        .map(|(f, r)| {
+            r.unwrap_or_else(|panic| {
+                panics.push((f, panic));
+                Vec::new()
+            })
+        })
+        .collect();
+    (bodies, panics)
+}
+
+/// The analysed functions behind the runtime's opaque task spawners (`tokio::spawn`, ...).
+pub fn spawner_fns(index: &Index, rules: &RuleDb) -> BTreeSet<FnId> {
+    rules
+        .opaque
+        .iter()
+        .flat_map(|p| crate::graph::resolve_absolute(index, p))
         .collect()
 }
 
-pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
+pub fn resolve_fn(index: &Index, rules: &RuleDb, spawners: &BTreeSet<FnId>, f: FnId) -> Vec<Body> {
     let def = &index.fns[f];
     let Some(block) = &def.ir.body else {
         return Vec::new();
@@ -145,6 +175,7 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
     let mut w = Walker {
         index,
         rules,
+        spawners,
         fn_id: f,
         module: def.module,
         generics,
@@ -215,6 +246,8 @@ struct StoredClosure {
 struct Walker<'i> {
     index: &'i Index,
     rules: &'i RuleDb,
+    /// See [`Walker::detach_spawned`].
+    spawners: &'i BTreeSet<FnId>,
     fn_id: FnId,
     module: ModId,
     generics: Vec<IrGeneric>,
@@ -597,6 +630,27 @@ impl Walker<'_> {
         (types, closures, param_args)
     }
 
+    /// `tokio::spawn(report_loop(rx))`: calling an async fn only builds its future; when the
+    /// future goes straight to a task spawner its body runs as another task (and is reported
+    /// with the async fn itself as the root), not as part of the caller. So the async-fn calls
+    /// written in the spawner's arguments (call sites from `args_start` on) lose their edge.
+    /// Sync calls there (`tokio::spawn(make_future(load()))`) still run in the caller and keep it.
+    fn detach_spawned(&mut self, args_start: usize, targets: &[Target]) {
+        let spawns = targets.iter().any(|t| match t {
+            Target::Fn(f, _) => self.spawners.contains(f),
+            Target::External(p, _) => self.rules.opaque.iter().any(|o| o == p),
+            _ => false,
+        });
+        if !spawns {
+            return;
+        }
+        let index = self.index;
+        for call in &mut self.sink[args_start..] {
+            call.targets
+                .retain(|t| !matches!(t, Target::Fn(f, _) if index.fns[*f].ir.sig.is_async));
+        }
+    }
+
     fn push_call(
         &mut self,
         pos: Pos,
@@ -651,11 +705,13 @@ impl Walker<'_> {
                 return Ty::Unknown;
             }
         }
+        let args_start = self.sink.len();
         let (arg_types, closures, params) = self.walk_args(args);
         let (targets, ret) = self.resolve_call_path(path, &arg_types);
         match targets {
             None => ret, // a constructor: tuple struct or enum variant
             Some(targets) => {
+                self.detach_spawned(args_start, &targets);
                 self.push_call(pos, targets, closures, params);
                 ret
             }
@@ -812,6 +868,7 @@ impl Walker<'_> {
     fn walk_method(&mut self, recv: Ty, method: &str, args: &[IrExpr], pos: Pos) -> Ty {
         let recv_peeled = recv.peel_refs().clone();
         let item = adapter_item(&recv_peeled, method);
+        let args_start = self.sink.len();
         let (arg_types, closures, params) = self.walk_args_with(args, item.as_ref());
         if let Some(t) = iterator_result(&recv_peeled, method) {
             if !closures.is_empty() || !params.is_empty() {
@@ -862,6 +919,7 @@ impl Walker<'_> {
             }
         };
         let ret = self.return_type(&targets, Some(&level), &arg_types);
+        self.detach_spawned(args_start, &targets);
         self.push_call(pos, targets, closures, params);
         if ret.is_unknown() && is_identity_method(method) {
             return recv_peeled;

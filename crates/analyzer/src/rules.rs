@@ -91,6 +91,10 @@ struct RawRule {
     scope: Scope,
     #[serde(default)]
     ffi: bool,
+    /// `false`: opt-in (clippy's pedantic habit), for rules whose findings depend on what the
+    /// analysis cannot see, such as a document's size.
+    #[serde(default = "enabled_by_default")]
+    enabled: bool,
     /// `"path"` or `"path => alternative"`.
     #[serde(default)]
     apis: Vec<String>,
@@ -98,6 +102,10 @@ struct RawRule {
     #[serde(default)]
     name_fallback: Vec<String>,
     doc: RuleDoc,
+}
+
+fn enabled_by_default() -> bool {
+    true
 }
 
 #[derive(Deserialize)]
@@ -123,6 +131,8 @@ pub struct Rule {
     pub alternative: String,
     pub scope: Scope,
     pub ffi: bool,
+    /// Whether the rule runs without being enabled in the configuration.
+    pub enabled_by_default: bool,
     pub apis: Vec<Api>,
     pub name_fallback: Vec<String>,
     pub doc: RuleDoc,
@@ -236,6 +246,9 @@ impl RuleDb {
                     },
                 );
             }
+            if !r.enabled {
+                db.disabled.insert(r.id.clone());
+            }
             db.rules.push(Rule {
                 id: r.id,
                 name: r.name,
@@ -246,6 +259,7 @@ impl RuleDb {
                 alternative: r.alternative,
                 scope: r.scope,
                 ffi: r.ffi,
+                enabled_by_default: r.enabled,
                 apis,
                 name_fallback: r.name_fallback,
                 doc: r.doc,

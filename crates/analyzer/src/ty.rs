@@ -203,6 +203,26 @@ pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
     if let Some(f) = fixed {
         return Some(Ty::external(f, Vec::new()));
     }
+    // Channel constructors return `(Sender, Receiver)`: typed so that `let (tx, rx) = ..;
+    // rx.recv()` reaches the blocking receive.
+    let channel = match callee {
+        "std::sync::mpsc::channel" => {
+            Some(("std::sync::mpsc::Sender", "std::sync::mpsc::Receiver"))
+        }
+        "std::sync::mpsc::sync_channel" => {
+            Some(("std::sync::mpsc::SyncSender", "std::sync::mpsc::Receiver"))
+        }
+        "crossbeam_channel::unbounded" | "crossbeam_channel::bounded" => {
+            Some(("crossbeam_channel::Sender", "crossbeam_channel::Receiver"))
+        }
+        _ => None,
+    };
+    if let Some((tx, rx)) = channel {
+        return Some(Ty::Tuple(vec![
+            Ty::external(tx, Vec::new()),
+            Ty::external(rx, Vec::new()),
+        ]));
+    }
     let recv = receiver.map(|r| r.peel_refs());
     let (type_path, method) = callee.rsplit_once("::")?;
     // Guards: `Mutex<T>::lock()` → `MutexGuard<T>` (wrapped in a Result the caller unwraps).

@@ -2,8 +2,8 @@
 //! library, renders. All logic lives in `nonblock-analyzer`.
 //!
 //! Exit codes (ripgrep's convention): 0 no finding at or above `--fail-on`, 1 findings, 2 the run
-//! failed (bad arguments, no manifest, cargo metadata failed, or analysis problems with
-//! `--fail-on` not `never`... see `exit_code`).
+//! failed (bad arguments, no manifest, cargo metadata failed) or hit an internal error (a caught
+//! panic: the report is printed, but part of the graph went unanalysed; see `exit_code`).
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -42,6 +42,10 @@ enum Command {
         /// A rule id (NB0101) or name (std-fs).
         rule: String,
     },
+    /// Run a rule category's blocking pattern on a real multi-thread Tokio runtime, next to the
+    /// async alternative, and show the starvation it causes (build in release mode for timing).
+    #[cfg(feature = "confirm")]
+    Confirm(bench_fixtures::ConfirmArgs),
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -153,6 +157,8 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Rules { format }) => print_rules(&rules, format),
         Some(Command::Explain { rule }) => explain(&rules, &rule),
+        #[cfg(feature = "confirm")]
+        Some(Command::Confirm(args)) => confirm(&args),
         None => scan(&cli.scan, &rules),
     }
 }
@@ -167,6 +173,7 @@ fn print_rules(rules: &RuleDb, format: TableFormat) -> ExitCode {
                     serde_json::json!({
                         "id": r.id, "name": r.name, "category": r.category,
                         "severity": r.severity.as_str(), "apis": r.apis.len(),
+                        "enabled_by_default": r.enabled_by_default,
                         "alternative": r.alternative, "summary": r.summary,
                     })
                 })
@@ -187,8 +194,13 @@ fn print_rules(rules: &RuleDb, format: TableFormat) -> ExitCode {
                 } else {
                     r.apis.len().to_string()
                 };
+                let opt_in = if r.enabled_by_default {
+                    ""
+                } else {
+                    " (opt-in)"
+                };
                 println!(
-                    "{:<8} {:<22} {:<14} {:<8} {:>5}  {}",
+                    "{:<8} {:<22} {:<14} {:<8} {:>5}  {}{opt_in}",
                     r.id,
                     r.name,
                     r.category,
@@ -202,13 +214,58 @@ fn print_rules(rules: &RuleDb, format: TableFormat) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Exit 0 when every confirmation held (the blocking variant starved, the alternative stayed
+/// healthy), 1 when one did not, 2 on usage or output errors.
+#[cfg(feature = "confirm")]
+fn confirm(args: &bench_fixtures::ConfirmArgs) -> ExitCode {
+    match bench_fixtures::run_confirm(args) {
+        Ok(report) => {
+            print!("{report}");
+            for p in &report.plots {
+                println!("wrote {}", p.display());
+            }
+            if let Some(md) = &args.markdown {
+                println!("wrote {}", md.display());
+            }
+            if report.all_as_expected() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The workload that shows a rule's category starving a runtime, for `explain`.
+fn confirmation_text(category: &str) -> Option<String> {
+    #[cfg(feature = "confirm")]
+    let scenario = bench_fixtures::confirmation_name(category)?;
+    #[cfg(not(feature = "confirm"))]
+    let scenario = "(built without the `confirm` feature)";
+    Some(format!(
+        "Confirmation: `cargo nonblock confirm {category}` runs {scenario}\n"
+    ))
+}
+
 fn explain(rules: &RuleDb, id: &str) -> ExitCode {
     let Some(r) = rules.find(id) else {
         eprintln!("error: no rule `{id}`; `cargo nonblock rules` lists them");
         return ExitCode::from(2);
     };
+    let enabled = if r.enabled_by_default {
+        String::new()
+    } else {
+        format!(
+            ", off by default (enable with `[rules.{}] enabled = true` in nonblock.toml)",
+            r.id
+        )
+    };
     let mut s = format!(
-        "{} ({}) — {}\ncategory: {}, default severity: {}\n\n",
+        "{} ({}) — {}\ncategory: {}, default severity: {}{enabled}\n\n",
         r.id,
         r.name,
         r.summary,
@@ -235,6 +292,9 @@ fn explain(rules: &RuleDb, id: &str) -> ExitCode {
         "Async alternative: {}\nFix: {}\n",
         r.alternative, r.help
     ));
+    if let Some(c) = confirmation_text(&r.category) {
+        s.push_str(&c);
+    }
     if !r.apis.is_empty() {
         s.push_str("\nAPIs matched:\n");
         for a in &r.apis {
@@ -407,7 +467,12 @@ fn print_verbose(report: &Report) {
 }
 
 /// Unused suppressions and stale baseline entries count as warnings.
+/// A caught internal error (a panic in the analyzer) always exits 2: part of the graph went
+/// unanalysed, so a clean result would be a lie.
 fn exit_code(report: &Report, fail_on: FailOn) -> ExitCode {
+    if report.stats.internal_errors > 0 {
+        return ExitCode::from(2);
+    }
     let failing = report.findings.iter().any(|f| match fail_on {
         FailOn::Never => false,
         FailOn::Error => f.severity == "error",

@@ -250,3 +250,119 @@ fn min_confidence_filters_low_confidence_findings() {
         confidences(&all).iter().filter(|c| *c == "high").count()
     );
 }
+
+/// A panic inside the analyzer (injected: a correct analyzer has no other way to panic on purpose)
+/// is caught per crate: the report names the crate as an internal error, keeps every finding the
+/// rest of the graph produced, prints no raw panic message, and exits 2 whatever `--fail-on` says.
+#[test]
+fn a_panic_in_one_crate_is_an_internal_error_and_exit_2() {
+    let manifest = demo_manifest();
+    let m = manifest.to_str().unwrap();
+    let clean = json(&run(&[
+        "nonblock",
+        "--manifest-path",
+        m,
+        "--format",
+        "json",
+    ]));
+    let all = clean["findings"].as_array().unwrap().len();
+    assert_eq!(clean["stats"]["internal_errors"], 0);
+
+    let inject = |spec: &str, extra: &[&str]| {
+        let mut args = vec!["nonblock", "--manifest-path", m, "--fail-on", "never"];
+        args.extend_from_slice(extra);
+        bin()
+            .args(&args)
+            .env("NONBLOCK_INJECT_PANIC", spec)
+            .output()
+            .expect("binary runs")
+    };
+    // `dotenvy` (a dependency) fails to parse: only the path through it is lost.
+    for (spec, package, stage) in [
+        ("parse:dotenvy", "dotenvy", "parsing"),
+        ("resolve:storage", "storage", "resolving calls in"),
+    ] {
+        let out = inject(spec, &["--format", "json"]);
+        assert_eq!(out.status.code(), Some(2), "{spec}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked at"), "{spec}: {stderr}");
+        let report = json(&out);
+        assert_eq!(report["stats"]["internal_errors"], 1, "{spec}");
+        let internal: Vec<&serde_json::Value> = report["errors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["kind"] == "internal")
+            .collect();
+        assert_eq!(internal.len(), 1, "{spec}");
+        assert_eq!(internal[0]["package"], package);
+        let message = internal[0]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("internal error while {stage} crate `{package}`")),
+            "{message}"
+        );
+        let kept = report["findings"].as_array().unwrap().len();
+        assert!(kept > 0 && kept < all, "{spec}: {kept} of {all}");
+    }
+    // A panic in the whole-graph stage leaves nothing to trust: no findings, still exit 2.
+    let out = inject("graph", &["--format", "sarif"]);
+    assert_eq!(out.status.code(), Some(2));
+    let sarif = json(&out);
+    let invocation = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    assert_eq!(
+        invocation["toolExecutionNotifications"][0]["level"],
+        "error"
+    );
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 0);
+    let human = inject("graph", &[]);
+    assert_eq!(human.status.code(), Some(2));
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        text.contains("error: analysis incomplete (internal)"),
+        "{text}"
+    );
+}
+
+/// `explain` says when a rule is opt-in and names the workload that confirms its category.
+#[test]
+fn explain_names_opt_in_state_and_the_confirmation() {
+    let out = run(&["nonblock", "explain", "NB1101"]);
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("off by default (enable with `[rules.NB1101] enabled = true`"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Confirmation: `cargo nonblock confirm cpu` runs serde_json::from_slice"),
+        "{text}"
+    );
+    let out = run(&["nonblock", "explain", "NB0201"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains("off by default"), "{text}");
+    assert!(
+        text.contains("Confirmation: `cargo nonblock confirm sleep` runs std::thread::sleep"),
+        "{text}"
+    );
+}
+
+/// `confirm` runs the category's blocking API on a real 4-worker runtime. Only the far side of
+/// the threshold is asserted (thread sleep on every worker starves it in every run); the
+/// alternative's verdict is left to `bench-fixtures`' serial tests, since this binary's tests run
+/// in parallel with other scans on a small machine.
+#[cfg(feature = "confirm")]
+#[test]
+fn confirm_runs_a_category_on_a_real_runtime() {
+    let out = run(&["nonblock", "confirm", "NB0201", "--runs", "2"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(matches!(out.status.code(), Some(0 | 1)), "{text}");
+    let blocking = text
+        .lines()
+        .find(|l| l.contains("std::thread::sleep"))
+        .unwrap_or_else(|| panic!("no blocking row: {text}"));
+    assert!(blocking.contains("starved 2/2"), "{blocking}");
+    assert!(text.contains("tokio::time::sleep"), "{text}");
+    let unknown = run(&["nonblock", "confirm", "no-such-category"]);
+    assert_eq!(unknown.status.code(), Some(2));
+}

@@ -89,7 +89,13 @@ fn diagnostic(d: &Diagnostic, roots: &Roots) -> String {
         None => Vec::new(),
     };
     props.push(("title", title));
-    command_line("warning", &props, &message)
+    // An internal error means part of the graph went unanalysed: the run failed.
+    let command = if d.kind == "internal" {
+        "error"
+    } else {
+        "warning"
+    };
+    command_line(command, &props, &message)
 }
 
 /// `file`, `line`, `col` for a file of the repository; nothing for one outside it (a dependency's

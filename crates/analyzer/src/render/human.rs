@@ -27,7 +27,13 @@ pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> St
             "{} ({}): {location}{}",
             "analysis incomplete", e.kind, e.message
         );
-        let group = [Group::with_title(Level::WARNING.primary_title(title))];
+        // An internal error means part of the graph went unanalysed: the run failed.
+        let level = if e.kind == "internal" {
+            Level::ERROR
+        } else {
+            Level::WARNING
+        };
+        let group = [Group::with_title(level.primary_title(title))];
         out.push_str(&renderer.render(&group));
         out.push('\n');
     }

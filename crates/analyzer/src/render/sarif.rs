@@ -164,7 +164,7 @@ pub fn render(
         }
     }
     let invocation = Invocation::builder()
-        .execution_successful(true)
+        .execution_successful(report.stats.internal_errors == 0)
         .tool_execution_notifications(notifications)
         .tool_configuration_notifications(config_notifications)
         .build();
@@ -406,7 +406,11 @@ fn notification(d: &Diagnostic, roots: &Roots) -> Notification {
             "analysis incomplete ({}): {subject}{}",
             d.kind, d.message
         )))
-        .level(json!("warning"))
+        .level(json!(if d.kind == "internal" {
+            "error"
+        } else {
+            "warning"
+        }))
         .properties(PropertyBag::builder().additional_properties(props).build())
         .build();
     if let Some(file) = &d.file {
