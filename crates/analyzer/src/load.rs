@@ -65,6 +65,40 @@ impl UnitLoad {
     }
 }
 
+/// Parses a file's items one at a time; an item that does not parse is skipped up to the next
+/// top-level `;` or `{ .. }` group (where items end), and counted. syn has no error recovery of
+/// its own, so this is the smallest one that keeps the rest of a file.
+fn parse_items_recovering(input: syn::parse::ParseStream) -> syn::Result<(Vec<syn::Item>, usize)> {
+    use syn::parse::discouraged::Speculative;
+    let _ = input.call(syn::Attribute::parse_inner);
+    let mut items = Vec::new();
+    let mut skipped = 0;
+    while !input.is_empty() {
+        let fork = input.fork();
+        match fork.parse::<syn::Item>() {
+            Ok(item) => {
+                input.advance_to(&fork);
+                items.push(item);
+            }
+            Err(_) => {
+                skipped += 1;
+                while !input.is_empty() {
+                    match input.parse::<proc_macro2::TokenTree>()? {
+                        proc_macro2::TokenTree::Punct(p) if p.as_char() == ';' => break,
+                        proc_macro2::TokenTree::Group(g)
+                            if g.delimiter() == proc_macro2::Delimiter::Brace =>
+                        {
+                            break
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
+    }
+    Ok((items, skipped))
+}
+
 pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
     let unit = &ws.units[unit_index];
     let package_dir = ws.packages[unit.package].manifest_dir.clone();
@@ -210,12 +244,32 @@ impl Loader<'_> {
                 return;
             }
         };
-        let file = match syn::parse_file(&text) {
-            Ok(f) => f,
+        let items = match syn::parse_file(&text) {
+            Ok(f) => f.items,
             Err(e) => {
                 let lc = e.span().start();
-                self.diag("parse", path, format!("{}:{}: {e}", lc.line, lc.column + 1));
-                return;
+                // One construct syn cannot read (an edition-2015 bare trait object, syntax newer
+                // than syn) should cost that item, not the file: retry item by item.
+                match syn::parse::Parser::parse_str(parse_items_recovering, &text) {
+                    Ok((items, skipped)) if !items.is_empty() => {
+                        self.diag(
+                            "parse",
+                            path,
+                            format!(
+                                "{}:{}: {e} ({skipped} unparsable item(s) skipped; the other {} \
+                                 items of the file were analysed)",
+                                lc.line,
+                                lc.column + 1,
+                                items.len()
+                            ),
+                        );
+                        items
+                    }
+                    _ => {
+                        self.diag("parse", path, format!("{}:{}: {e}", lc.line, lc.column + 1));
+                        return;
+                    }
+                }
             }
         };
         let file_id = self.files.len() as u32;
@@ -226,7 +280,7 @@ impl Loader<'_> {
         });
         let file_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         self.stack.push(canonical);
-        self.lower_module(file.items, module_path, file_id, child_dir, file_dir, depth);
+        self.lower_module(items, module_path, file_id, child_dir, file_dir, depth);
         self.stack.pop();
     }
 
@@ -380,7 +434,17 @@ mod tests {
 
     #[test]
     fn oversized_files_and_missing_module_files_are_reported_and_skipped() {
-        let big = "// padding\n".repeat((super::MAX_FILE_BYTES as usize / 11) + 10);
+        // The issue's hostile case: a 50 MB generated file (bindings-style functions). It is
+        // refused from its metadata before any read, with a `size` diagnostic naming it.
+        let mut big = String::with_capacity(50 * 1024 * 1024 + 64);
+        let mut i = 0;
+        while big.len() < 50 * 1024 * 1024 {
+            big.push_str(&format!(
+                "pub fn generated_{i}() {{ std::fs::read(\"x\"); }}\n"
+            ));
+            i += 1;
+        }
+        assert!(big.len() as u64 > super::MAX_FILE_BYTES);
         let r = analyze_files(&[
             (
                 "src/lib.rs",
@@ -390,6 +454,25 @@ mod tests {
         ]);
         assert_eq!(kinds(&r), ["module", "size"]);
         assert_eq!(sites(&r), [(4, "NB0101".into())]);
+    }
+
+    #[test]
+    fn an_unparsable_item_costs_that_item_not_the_file() {
+        // `type A = Fn() + Send;` is edition-2015 syntax syn 2 rejects (signal-hook-registry
+        // 1.4.8 has it); the async fn after it must still be analysed.
+        let r = analyze_files(&[(
+            "src/lib.rs",
+            "type A = Fn() + Send;\nimpl {\n}\nasync fn a() {\n std::fs::read(\"x\");\n}\n",
+        )]);
+        assert_eq!(kinds(&r), ["parse"]);
+        assert!(
+            r.errors[0]
+                .message
+                .contains("2 unparsable item(s) skipped; the other 1 items"),
+            "{}",
+            r.errors[0].message
+        );
+        assert_eq!(sites(&r), [(5, "NB0101".into())]);
     }
 
     #[test]
