@@ -513,6 +513,30 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
+    fn a_file_that_vanishes_after_discovery_is_a_diagnostic() {
+        use crate::discover::SourceKind;
+        // Discovery saw the crate root (and a module's declaring file); then both are deleted
+        // before the loader reads them, as when a checkout changes under a running scan.
+        let (ws, _scratch) = crate::testutil::scratch_workspace(
+            "vanish",
+            "mod later;\npub async fn a() {}\n",
+            SourceKind::Workspace,
+            false,
+        );
+        std::fs::remove_file(&ws.units[0].root).unwrap();
+        let r = crate::testutil::analyze_workspace_of(&ws);
+        assert_eq!(r.errors.len(), 1, "{:?}", r.errors);
+        assert_eq!(r.errors[0].kind, "io");
+        assert_eq!(r.errors[0].file.as_deref(), Some("src/lib.rs"));
+        assert!(
+            r.errors[0].message.starts_with("cannot read crate root"),
+            "{:?}",
+            r.errors[0]
+        );
+        assert_eq!(r.stats.internal_errors, 0);
+    }
+
+    #[test]
     fn symlink_loops_are_reported() {
         let dir = std::env::temp_dir().join(format!("nonblock-symloop-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
