@@ -68,9 +68,12 @@ impl UnitLoad {
 /// Parses a file's items one at a time; an item that does not parse is skipped up to the next
 /// top-level `;` or `{ .. }` group (where items end), and counted. syn has no error recovery of
 /// its own, so this is the smallest one that keeps the rest of a file.
-fn parse_items_recovering(input: syn::parse::ParseStream) -> syn::Result<(Vec<syn::Item>, usize)> {
+#[allow(clippy::type_complexity)]
+fn parse_items_recovering(
+    input: syn::parse::ParseStream,
+) -> syn::Result<(Vec<syn::Attribute>, Vec<syn::Item>, usize)> {
     use syn::parse::discouraged::Speculative;
-    let _ = input.call(syn::Attribute::parse_inner);
+    let attrs = input.call(syn::Attribute::parse_inner).unwrap_or_default();
     let mut items = Vec::new();
     let mut skipped = 0;
     while !input.is_empty() {
@@ -96,7 +99,7 @@ fn parse_items_recovering(input: syn::parse::ParseStream) -> syn::Result<(Vec<sy
             }
         }
     }
-    Ok((items, skipped))
+    Ok((attrs, items, skipped))
 }
 
 pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
@@ -244,14 +247,14 @@ impl Loader<'_> {
                 return;
             }
         };
-        let items = match syn::parse_file(&text) {
-            Ok(f) => f.items,
+        let (inner_attrs, items) = match syn::parse_file(&text) {
+            Ok(f) => (f.attrs, f.items),
             Err(e) => {
                 let lc = e.span().start();
                 // One construct syn cannot read (an edition-2015 bare trait object, syntax newer
                 // than syn) should cost that item, not the file: retry item by item.
                 match syn::parse::Parser::parse_str(parse_items_recovering, &text) {
-                    Ok((items, skipped)) if !items.is_empty() => {
+                    Ok((attrs, items, skipped)) if !items.is_empty() => {
                         self.diag(
                             "parse",
                             path,
@@ -263,7 +266,7 @@ impl Loader<'_> {
                                 items.len()
                             ),
                         );
-                        items
+                        (attrs, items)
                     }
                     _ => {
                         self.diag("parse", path, format!("{}:{}: {e}", lc.line, lc.column + 1));
@@ -271,6 +274,13 @@ impl Loader<'_> {
                     }
                 }
             }
+        };
+        // `#![cfg(feature = "http3")]` at the top of a module file gates the whole module, as an
+        // outer `#[cfg]` on its `mod` item would: its items do not exist.
+        let items = if self.unit.cfg.enabled(&inner_attrs) {
+            items
+        } else {
+            Vec::new()
         };
         let file_id = self.files.len() as u32;
         self.files.push(SourceFile {
@@ -454,6 +464,28 @@ mod tests {
         ]);
         assert_eq!(kinds(&r), ["module", "size"]);
         assert_eq!(sites(&r), [(4, "NB0101".into())]);
+    }
+
+    #[test]
+    fn a_module_files_inner_cfg_gates_the_module() {
+        let r = analyze_files(&[
+            ("src/lib.rs", "pub mod on;\npub mod off;\n"),
+            (
+                "src/on.rs",
+                "#![cfg(unix)]\npub async fn a() {\n std::fs::read(\"x\");\n}\n",
+            ),
+            (
+                "src/off.rs",
+                "#![cfg(feature = \"http3\")]\npub async fn b() {\n std::fs::read(\"x\");\n}\n",
+            ),
+        ]);
+        assert_eq!(
+            r.findings
+                .iter()
+                .map(|f| f.root.function.as_str())
+                .collect::<Vec<_>>(),
+            ["app::on::a"]
+        );
     }
 
     #[test]

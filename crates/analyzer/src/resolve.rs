@@ -553,6 +553,11 @@ impl Walker<'_> {
             self.walk(e);
         }
         if let Some(m) = self.index.find_macro(self.module, path) {
+            // The budget bounds one expansion tree, not the function: a logging macro that
+            // expands through dozens of helper macros must not hide the macros after it.
+            if self.macro_stack.is_empty() {
+                self.macro_budget = MACRO_BUDGET;
+            }
             if self.macro_budget > 0 && !self.macro_stack.contains(&m) {
                 self.macro_budget -= 1;
                 let saved = self.pos_override;
@@ -1433,6 +1438,24 @@ mod tests {
 
     fn one(src: &str) -> Vec<(u32, String)> {
         sites(&analyze_files(&[("src/lib.rs", src)]))
+    }
+
+    #[test]
+    fn a_macro_with_a_large_expansion_tree_does_not_hide_later_macros() {
+        // `log!` expands to 2^7 nested macro calls (like tracing's `info!`), well over one
+        // expansion tree's budget; `load!` after it must still be expanded.
+        let mut src = String::from("macro_rules! m0 { () => { () } }\n");
+        for i in 1..=7 {
+            src.push_str(&format!(
+                "macro_rules! m{i} {{ () => {{ m{p}!(); m{p}!() }} }}\n",
+                p = i - 1
+            ));
+        }
+        src.push_str(
+            "macro_rules! load { () => { std::fs::read(\"x\") } }\n\
+             async fn a() {\n m7!();\n let _ = load!();\n}\n",
+        );
+        assert_eq!(one(&src), [(12, "NB0101".into())]);
     }
 
     #[test]
