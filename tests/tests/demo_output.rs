@@ -75,23 +75,60 @@ fn json_contract_fields_and_invariants_hold_on_the_demo() {
     }
 }
 
-#[test]
-fn output_is_identical_across_runs_and_thread_counts() {
-    let manifest = repo_root().join("examples/demo-service/Cargo.toml");
-    let run = |threads: Option<usize>| {
-        let opts = Options {
-            manifest_path: Some(manifest.clone()),
-            threads,
-            ..Options::default()
-        };
-        analyze(&opts, &RuleDb::builtin())
-            .unwrap()
-            .without_timings()
-            .to_json()
+/// JSON and SARIF of one run (timings zeroed).
+fn outputs(manifest: &std::path::Path, threads: Option<usize>, no_cache: bool) -> (String, String) {
+    let opts = Options {
+        manifest_path: Some(manifest.to_path_buf()),
+        threads,
+        no_cache,
+        ..Options::default()
     };
-    let reference = run(None);
-    assert_eq!(reference, run(None), "two runs differ");
-    for n in [1, 2, 8] {
-        assert_eq!(reference, run(Some(n)), "output differs with {n} threads");
+    let rules = RuleDb::builtin();
+    let report = analyze(&opts, &rules).unwrap().without_timings();
+    let root = manifest.parent().unwrap().to_path_buf();
+    let sarif = nonblock_analyzer::render::sarif::render(
+        &report,
+        &rules,
+        &nonblock_analyzer::render::sarif::Roots::detect(&root),
+        &nonblock_analyzer::render::DiskSources {
+            workspace_root: root.clone(),
+        },
+    );
+    (report.to_json(), sarif)
+}
+
+/// Byte-identical JSON and SARIF across repeated runs, rayon thread counts, and a cold (no
+/// cache) versus warm cache.
+fn assert_deterministic(manifest: &std::path::Path, thread_counts: &[usize]) {
+    let cold = outputs(manifest, Some(thread_counts[0]), true);
+    // The first cached run fills the cache (or reuses it); the second certainly reads it.
+    let filled = outputs(manifest, None, false);
+    assert_eq!(cold, filled, "cold and cache-filling runs differ");
+    let warm = outputs(manifest, None, false);
+    assert_eq!(cold, warm, "cold and warm-cache runs differ");
+    for &n in thread_counts {
+        assert_eq!(
+            cold,
+            outputs(manifest, Some(n), false),
+            "output differs with {n} threads"
+        );
     }
+}
+
+#[test]
+fn output_is_identical_across_runs_thread_counts_and_cache_states() {
+    assert_deterministic(
+        &repo_root().join("examples/demo-service/Cargo.toml"),
+        &[1, 2, 8],
+    );
+}
+
+/// The same on the benchmark workspace (a service with a 200-crate dependency graph), where
+/// parallel parsing and the cache see real contention.
+#[test]
+fn output_is_identical_on_the_benchmark_workspace() {
+    assert_deterministic(
+        &repo_root().join("bench/workspaces/large/Cargo.toml"),
+        &[1, 8],
+    );
 }

@@ -1,0 +1,4 @@
+pub mod fx;
+pub mod inventory;
+pub mod payments;
+pub mod webhook;
