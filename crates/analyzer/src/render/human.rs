@@ -113,11 +113,15 @@ fn render_finding(f: &Finding, sources: &dyn SourceProvider, renderer: &Renderer
     } else {
         format!("reaches `{}` in {} steps", f.api, f.path.len())
     };
-    let source = sources.source(&first.file).and_then(|text| {
-        text.lines()
-            .nth(first.line as usize - 1)
-            .map(str::to_string)
-    });
+    // Line 0 is an unknown position (a call spliced in by a macro without a span): no snippet.
+    let source = (first.line > 0)
+        .then(|| sources.source(&first.file))
+        .flatten()
+        .and_then(|text| {
+            text.lines()
+                .nth(first.line as usize - 1)
+                .map(str::to_string)
+        });
     let mut group = Group::with_title(level.primary_title(title).id(f.rule.clone()));
     match &source {
         Some(line_text) => {
@@ -191,5 +195,28 @@ mod tests {
         assert_eq!(&m[callee_span(m, 10)], "sync_all");
         let u = "    é.lock()";
         assert_eq!(&u[callee_span(u, 7)], "lock");
+    }
+
+    /// Found by the `module_tree` fuzz target (crash-835b9279): fuzz builds compile proc-macro2
+    /// with `cfg(fuzzing)`, which records no span locations, so every position is line 0; the
+    /// snippet lookup then subtracted below zero. An unknown position renders as a note.
+    #[test]
+    fn a_step_without_a_position_renders_without_a_snippet() {
+        let mut report = crate::testutil::analyze_files(&[(
+            "src/lib.rs",
+            "pub async fn a() {\n std::fs::read(\"x\");\n}\n",
+        )]);
+        assert_eq!(report.findings.len(), 1);
+        report.findings[0].path[0].line = 0;
+        report.findings[0].path[0].column = 0;
+        let out = render(
+            &report,
+            &crate::render::DiskSources {
+                workspace_root: std::path::PathBuf::from("/nonexistent"),
+            },
+            false,
+        );
+        assert!(out.contains("error[NB0101]"), "{out}");
+        assert!(out.contains("at src/lib.rs:0:0"), "{out}");
     }
 }
