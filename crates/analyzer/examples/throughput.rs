@@ -51,7 +51,9 @@ fn parse_args() -> Args {
     while let Some(a) = it.next() {
         match a.as_str() {
             "--manifest-path" => args.manifest_path = it.next().map(PathBuf::from),
-            "--threads" => args.threads = it.next().and_then(|v| v.parse().ok()).expect("--threads N"),
+            "--threads" => {
+                args.threads = it.next().and_then(|v| v.parse().ok()).expect("--threads N")
+            }
             "--iters" => args.iters = it.next().and_then(|v| v.parse().ok()).expect("--iters N"),
             "--list-units" => args.list_units = true,
             "--json-out" => args.json_out = it.next().map(PathBuf::from),
@@ -96,7 +98,12 @@ fn cpu_seconds() -> f64 {
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
     let fields: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| fields.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<f64>().ok())
+            .unwrap_or(0.0)
+    };
     (ticks(11) + ticks(12)) / 100.0
 }
 
@@ -267,9 +274,13 @@ fn main() {
          threads: {}; iterations: {}; syn parse errors: {parse_errors}",
         args.threads, args.iters
     );
-    println!("syn::parse_file (in memory)      {sp:7.3} s [{sp_min:.3}-{sp_max:.3}]  {syn_tp:7.1} MB/s");
+    println!(
+        "syn::parse_file (in memory)      {sp:7.3} s [{sp_min:.3}-{sp_max:.3}]  {syn_tp:7.1} MB/s"
+    );
     println!("syn read + parse                 {sr:7.3} s [{sr_min:.3}-{sr_max:.3}]  {syn_rp_tp:7.1} MB/s");
-    println!("pipeline (analyze, no cache)     {pl:7.3} s [{pl_min:.3}-{pl_max:.3}]  {pipe_tp:7.1} MB/s");
+    println!(
+        "pipeline (analyze, no cache)     {pl:7.3} s [{pl_min:.3}-{pl_max:.3}]  {pipe_tp:7.1} MB/s"
+    );
     println!("  of which phase `parse`         {pp:7.3} s [{pp_min:.3}-{pp_max:.3}]  {phase_tp:7.1} MB/s");
     println!(
         "ratio pipeline / syn parse: {:.1} %  (vs read+parse: {:.1} %; parse phase alone: {:.1} %)",
