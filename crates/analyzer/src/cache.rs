@@ -203,6 +203,29 @@ mod tests {
     }
 
     #[test]
+    fn a_rules_change_takes_effect_on_a_warm_cache() {
+        // The cache holds lowered source, which no rule influences, so the rules are not part
+        // of the key: a rule added after the cache was filled must still match on a warm run.
+        let lib = "pub async fn a() { legacy_load(); }\npub fn legacy_load() {}\n";
+        let (ws, _scratch) = scratch_workspace("cache-rules", lib, SourceKind::Registry, true);
+        let cold = analyze_workspace_of(&ws);
+        assert_eq!((cold.cache.misses, cold.findings.len()), (1, 0));
+        let mut rules = crate::RuleDb::builtin();
+        rules.add_user_api("fs", "dep::legacy_load", "reads the legacy file", None);
+        let warm = crate::analyze_workspace(
+            &ws,
+            &rules,
+            &crate::config::Config::default(),
+            &crate::progress::Silent,
+            std::time::Instant::now(),
+            std::collections::BTreeMap::new(),
+        );
+        assert_eq!(warm.cache.hits, 1);
+        assert_eq!(warm.findings.len(), 1, "{:?}", warm.findings);
+        assert_eq!(warm.findings[0].api, "dep::legacy_load");
+    }
+
+    #[test]
     fn keys_change_with_features_target_cfg_and_analyzer_version() {
         let (ws, _scratch) = scratch_workspace("cache-key", LIB, SourceKind::Registry, true);
         let unit = &ws.units[0];
