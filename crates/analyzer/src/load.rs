@@ -413,7 +413,7 @@ impl Loader<'_> {
                                 "module",
                                 &parent_file,
                                 format!(
-                                    "module `{}` has no file (looked for {shown} and {}/mod.rs); it may be generated at build time",
+                                    "module `{}` has no file (looked for {shown} and {}/mod.rs); it may be generated at build time, or chosen by a `#[cfg_attr(.., path = ..)]` whose cfg a build script sets (build scripts never run)",
                                     module_path.join("::"),
                                     self.ws.display_path(&child_dir.join(&decl.name))
                                 ),
