@@ -100,9 +100,10 @@ pub fn build(
     index: &Index,
     rules: &RuleDb,
     roots: &[String],
+    opaque: &BTreeSet<FnId>,
     resolved: Vec<Vec<Body>>,
 ) -> CallGraph {
-    let mut leaves = leaves(index, rules);
+    let mut leaves = leaves(index, rules, opaque);
     leaves.calls_param = called_params(&resolved);
     infer_wrappers(index, rules, &resolved, &mut leaves);
     let member_unit: Vec<bool> = index
@@ -197,7 +198,7 @@ fn root_kind(index: &Index, f: FnId, kind: BodyKind) -> Option<RootKind> {
 
 /// Resolves an absolute API path (`reqwest::blocking::get`, `tokio::fs::File::open`) to the
 /// analysed functions it names, in every analysed version of the crate.
-pub(crate) fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
+fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
     let segs: Vec<String> = path.split("::").map(str::to_string).collect();
     if segs.len() < 2 || segs.iter().any(|s| s == "*") {
         return Vec::new();
@@ -239,7 +240,7 @@ pub(crate) fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
     out
 }
 
-fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
+fn leaves(index: &Index, rules: &RuleDb, opaque: &BTreeSet<FnId>) -> Leaves {
     let mut api = BTreeMap::new();
     for (ri, rule) in rules.rules.iter().enumerate() {
         for (ai, a) in rule.apis.iter().enumerate() {
@@ -281,17 +282,24 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
             boundary.insert(f, BTreeSet::from([ALL_ARGS]));
         }
     }
-    let mut opaque = BTreeSet::new();
-    for o in &rules.opaque {
-        opaque.extend(resolve_absolute(index, o));
-    }
     Leaves {
         api,
         system_ffi,
         calls_param: Vec::new(),
         boundary,
-        opaque,
+        opaque: opaque.clone(),
     }
+}
+
+/// The analysed functions behind the runtime's opaque entries (`tokio::spawn`, tracing's
+/// dispatch, configured `allow` paths): never entered by the graph, and, for the task spawners,
+/// where the resolver detaches spawned async fn calls. Computed once per run for both.
+pub fn opaque_fns(index: &Index, rules: &RuleDb) -> BTreeSet<FnId> {
+    rules
+        .opaque
+        .iter()
+        .flat_map(|p| resolve_absolute(index, p))
+        .collect()
 }
 
 /// Whether a call runs its closure argument `arg` before returning (as `Option::map` or a

@@ -183,7 +183,8 @@ pub fn analyze_workspace(
     lap("index", &mut phases);
     progress.phase("resolve", 0);
 
-    let (resolved, panics) = resolve::resolve_all(&index, rules);
+    let opaque = graph::opaque_fns(&index, rules);
+    let (resolved, panics) = resolve::resolve_all(&index, rules, &opaque);
     for (f, panic) in panics {
         let package = &ws.packages[index.units[index.fns[f].unit].package].name;
         errors.push(guard::internal_error(
@@ -205,7 +206,7 @@ pub fn analyze_workspace(
     progress.phase("graph", 0);
 
     guard::inject("graph", "");
-    let graph = graph::build(&ws, &index, rules, &config.roots, resolved);
+    let graph = graph::build(&ws, &index, rules, &config.roots, &opaque, resolved);
     lap("graph", &mut phases);
 
     let summaries = propagate::summaries(&graph, index.fns.len());

@@ -944,10 +944,7 @@ fn extractor_binding(pat: &syn::Pat, ty: &syn::Type) -> Option<(String, IrType)>
     let syn::Pat::TupleStruct(ts) = pat else {
         return None;
     };
-    let [inner] = ts.elems.iter().collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    let syn::Pat::Ident(binding) = inner else {
+    let (1, Some(syn::Pat::Ident(binding))) = (ts.elems.len(), ts.elems.first()) else {
         return None;
     };
     let syn::Type::Path(tp) = ty else {

@@ -283,8 +283,9 @@ mod tests {
         let load = crate::load::load_unit(&ws, 0);
         let index = crate::index::Index::build(&ws, vec![load.loaded]);
         let rules = crate::RuleDb::builtin();
-        let (resolved, _) = crate::resolve::resolve_all(&index, &rules);
-        let graph = crate::graph::build(&ws, &index, &rules, &[], resolved);
+        let opaque = crate::graph::opaque_fns(&index, &rules);
+        let (resolved, _) = crate::resolve::resolve_all(&index, &rules, &opaque);
+        let graph = crate::graph::build(&ws, &index, &rules, &[], &opaque, resolved);
         let summaries = super::summaries(&graph, index.fns.len());
         let with_summary: Vec<&str> = (0..index.fns.len())
             .filter(|&f| !summaries[f].is_empty())

@@ -117,15 +117,20 @@ pub struct Body {
 /// Resolves every function body of the index, in parallel; the result is ordered by function id.
 /// Every function's bodies, and the functions whose resolution panicked (caught, so one bad
 /// function costs its own edges, not the run).
-pub fn resolve_all(index: &Index, rules: &RuleDb) -> (Vec<Vec<Body>>, Vec<(FnId, String)>) {
-    let spawners = spawner_fns(index, rules);
+///
+/// `opaque` ([`crate::graph::opaque_fns`]) holds the task spawners, for [`Walker::detach_spawned`].
+pub fn resolve_all(
+    index: &Index,
+    rules: &RuleDb,
+    opaque: &BTreeSet<FnId>,
+) -> (Vec<Vec<Body>>, Vec<(FnId, String)>) {
     let results: Vec<Result<Vec<Body>, String>> = (0..index.fns.len())
         .into_par_iter()
         .map(|f| {
             crate::guard::guard(|| {
                 let unit = &index.units[index.fns[f].unit];
                 crate::guard::inject("resolve", &unit.crate_name);
-                resolve_fn(index, rules, &spawners, f)
+                resolve_fn(index, rules, opaque, f)
             })
         })
         .collect();
@@ -143,16 +148,7 @@ pub fn resolve_all(index: &Index, rules: &RuleDb) -> (Vec<Vec<Body>>, Vec<(FnId,
     (bodies, panics)
 }
 
-/// The analysed functions behind the runtime's opaque task spawners (`tokio::spawn`, ...).
-pub fn spawner_fns(index: &Index, rules: &RuleDb) -> BTreeSet<FnId> {
-    rules
-        .opaque
-        .iter()
-        .flat_map(|p| crate::graph::resolve_absolute(index, p))
-        .collect()
-}
-
-pub fn resolve_fn(index: &Index, rules: &RuleDb, spawners: &BTreeSet<FnId>, f: FnId) -> Vec<Body> {
+pub fn resolve_fn(index: &Index, rules: &RuleDb, opaque: &BTreeSet<FnId>, f: FnId) -> Vec<Body> {
     let def = &index.fns[f];
     let Some(block) = &def.ir.body else {
         return Vec::new();
@@ -175,7 +171,7 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, spawners: &BTreeSet<FnId>, f: F
     let mut w = Walker {
         index,
         rules,
-        spawners,
+        opaque,
         fn_id: f,
         module: def.module,
         generics,
@@ -247,7 +243,7 @@ struct Walker<'i> {
     index: &'i Index,
     rules: &'i RuleDb,
     /// See [`Walker::detach_spawned`].
-    spawners: &'i BTreeSet<FnId>,
+    opaque: &'i BTreeSet<FnId>,
     fn_id: FnId,
     module: ModId,
     generics: Vec<IrGeneric>,
@@ -642,7 +638,7 @@ impl Walker<'_> {
     /// Sync calls there (`tokio::spawn(make_future(load()))`) still run in the caller and keep it.
     fn detach_spawned(&mut self, args_start: usize, targets: &[Target]) {
         let spawns = targets.iter().any(|t| match t {
-            Target::Fn(f, _) => self.spawners.contains(f),
+            Target::Fn(f, _) => self.opaque.contains(f),
             Target::External(p, _) => self.rules.opaque.iter().any(|o| o == p),
             _ => false,
         });

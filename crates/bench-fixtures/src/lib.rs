@@ -93,6 +93,32 @@ impl ConfirmArgs {
     }
 }
 
+/// Runs `confirm` as both front ends do (`cargo nonblock confirm` and this crate's `confirm`
+/// binary): the table and the files written on stdout, errors on stderr. Returns the exit code:
+/// 0 when every confirmation held, 1 when one did not, 2 on usage or output errors.
+pub fn confirm_command(args: &ConfirmArgs) -> u8 {
+    match run_confirm(args) {
+        Ok(report) => {
+            print!("{report}");
+            for p in &report.plots {
+                println!("wrote {}", p.display());
+            }
+            if let Some(md) = &args.markdown {
+                println!("wrote {}", md.display());
+            }
+            if report.all_as_expected() {
+                0
+            } else {
+                1
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            2
+        }
+    }
+}
+
 /// A short description of a category's confirmation scenario (what `explain` prints), by
 /// category name (`fs`) or rule id (`NB0101`).
 pub fn confirmation_name(category_or_rule: &str) -> Option<&'static str> {

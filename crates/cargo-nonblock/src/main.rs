@@ -158,7 +158,7 @@ fn main() -> ExitCode {
         Some(Command::Rules { format }) => print_rules(&rules, format),
         Some(Command::Explain { rule }) => explain(&rules, &rule),
         #[cfg(feature = "confirm")]
-        Some(Command::Confirm(args)) => confirm(&args),
+        Some(Command::Confirm(args)) => ExitCode::from(bench_fixtures::confirm_command(&args)),
         None => scan(&cli.scan, &rules),
     }
 }
@@ -212,32 +212,6 @@ fn print_rules(rules: &RuleDb, format: TableFormat) -> ExitCode {
         }
     }
     ExitCode::SUCCESS
-}
-
-/// Exit 0 when every confirmation held (the blocking variant starved, the alternative stayed
-/// healthy), 1 when one did not, 2 on usage or output errors.
-#[cfg(feature = "confirm")]
-fn confirm(args: &bench_fixtures::ConfirmArgs) -> ExitCode {
-    match bench_fixtures::run_confirm(args) {
-        Ok(report) => {
-            print!("{report}");
-            for p in &report.plots {
-                println!("wrote {}", p.display());
-            }
-            if let Some(md) = &args.markdown {
-                println!("wrote {}", md.display());
-            }
-            if report.all_as_expected() {
-                ExitCode::SUCCESS
-            } else {
-                ExitCode::from(1)
-            }
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::from(2)
-        }
-    }
 }
 
 /// The workload that shows a rule's category starving a runtime, for `explain`.

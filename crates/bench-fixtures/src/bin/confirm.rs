@@ -20,20 +20,5 @@ struct Cli {
 
 fn main() {
     let cli = Cli::parse();
-    match bench_fixtures::run_confirm(&cli.args) {
-        Ok(report) => {
-            print!("{report}");
-            for p in &report.plots {
-                println!("wrote {}", p.display());
-            }
-            if let Some(md) = &cli.args.markdown {
-                println!("wrote {}", md.display());
-            }
-            std::process::exit(if report.all_as_expected() { 0 } else { 1 });
-        }
-        Err(e) => {
-            eprintln!("error: {e}");
-            std::process::exit(2);
-        }
-    }
+    std::process::exit(i32::from(bench_fixtures::confirm_command(&cli.args)));
 }

@@ -119,6 +119,36 @@ pub trait RunUnits: Send + Sync {
     fn call(self: Arc<Self>, offender: usize, round: usize) -> UnitFuture;
 }
 
+/// A fixture with no setup and no per-run state: every unit is `work(variant, unit)`. Categories
+/// whose API needs nothing but the unit's duration (thread sleep, `usleep`) use it.
+pub struct Stateless(pub fn(Variant, Duration) -> UnitFuture);
+
+struct StatelessUnits {
+    work: fn(Variant, Duration) -> UnitFuture,
+    unit: Duration,
+    variant: Variant,
+}
+
+impl Fixture for Stateless {
+    fn start_run(
+        &self,
+        cfg: &CategoryConfig,
+        variant: Variant,
+    ) -> Result<Arc<dyn RunUnits>, String> {
+        Ok(Arc::new(StatelessUnits {
+            work: self.0,
+            unit: cfg.unit,
+            variant,
+        }))
+    }
+}
+
+impl RunUnits for StatelessUnits {
+    fn call(self: Arc<Self>, _: usize, _: usize) -> UnitFuture {
+        (self.work)(self.variant, self.unit)
+    }
+}
+
 /// A rule category and its confirmation workload.
 pub struct CategorySpec {
     /// The rule database's category name.

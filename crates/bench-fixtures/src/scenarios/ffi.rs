@@ -4,11 +4,10 @@
 //! The function is declared in an `extern` block here, exactly the shape the rule flags: the
 //! compiler and the runtime see an opaque foreign call and cannot know it parks the thread.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use super::category::{
-    offload, CategoryConfig, CategorySpec, Fixture, RunUnits, UnitFuture, Variant,
+    offload, CategoryConfig, CategorySpec, Fixture, Stateless, UnitFuture, Variant,
 };
 
 extern "C" {
@@ -41,40 +40,17 @@ pub const SPEC: CategorySpec = CategorySpec {
     setup,
 };
 
-struct FfiFixture;
-
-struct Units {
-    unit: Duration,
-    variant: Variant,
-}
-
 fn setup(_: &CategoryConfig) -> Result<Box<dyn Fixture>, String> {
-    Ok(Box::new(FfiFixture))
+    Ok(Box::new(Stateless(unit)))
 }
 
-impl Fixture for FfiFixture {
-    fn start_run(
-        &self,
-        cfg: &CategoryConfig,
-        variant: Variant,
-    ) -> Result<Arc<dyn RunUnits>, String> {
-        Ok(Arc::new(Units {
-            unit: cfg.unit,
-            variant,
-        }))
-    }
-}
-
-impl RunUnits for Units {
-    fn call(self: Arc<Self>, _: usize, _: usize) -> UnitFuture {
-        Box::pin(async move {
-            let unit = self.unit;
-            match self.variant {
-                Variant::Blocking => foreign_sleep(unit),
-                Variant::Alternative => offload(move || foreign_sleep(unit)).await,
-            }
-        })
-    }
+fn unit(variant: Variant, unit: Duration) -> UnitFuture {
+    Box::pin(async move {
+        match variant {
+            Variant::Blocking => foreign_sleep(unit),
+            Variant::Alternative => offload(move || foreign_sleep(unit)).await,
+        }
+    })
 }
 
 #[cfg(test)]

@@ -3,10 +3,9 @@
 //! The seeds' own stand-in for every blocking call, here as a category of its own: the thread is
 //! descheduled for the whole duration, with the worker's poll loop inside it.
 
-use std::sync::Arc;
 use std::time::Duration;
 
-use super::category::{CategoryConfig, CategorySpec, Fixture, RunUnits, UnitFuture, Variant};
+use super::category::{CategoryConfig, CategorySpec, Fixture, Stateless, UnitFuture, Variant};
 
 pub const SPEC: CategorySpec = CategorySpec {
     name: "sleep",
@@ -18,38 +17,16 @@ pub const SPEC: CategorySpec = CategorySpec {
     setup,
 };
 
-struct SleepFixture;
-
-struct Units {
-    unit: Duration,
-    variant: Variant,
-}
-
 fn setup(_: &CategoryConfig) -> Result<Box<dyn Fixture>, String> {
-    Ok(Box::new(SleepFixture))
+    Ok(Box::new(Stateless(unit)))
 }
 
-impl Fixture for SleepFixture {
-    fn start_run(
-        &self,
-        cfg: &CategoryConfig,
-        variant: Variant,
-    ) -> Result<Arc<dyn RunUnits>, String> {
-        Ok(Arc::new(Units {
-            unit: cfg.unit,
-            variant,
-        }))
-    }
-}
-
-impl RunUnits for Units {
-    fn call(self: Arc<Self>, _: usize, _: usize) -> UnitFuture {
-        Box::pin(async move {
-            match self.variant {
-                Variant::Blocking => std::thread::sleep(self.unit),
-                Variant::Alternative => tokio::time::sleep(self.unit).await,
-            }
-            Ok(())
-        })
-    }
+fn unit(variant: Variant, unit: Duration) -> UnitFuture {
+    Box::pin(async move {
+        match variant {
+            Variant::Blocking => std::thread::sleep(unit),
+            Variant::Alternative => tokio::time::sleep(unit).await,
+        }
+        Ok(())
+    })
 }
