@@ -7,6 +7,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use crate::critical::Hold;
 use crate::discover::Workspace;
 use crate::index::{FnId, FnOwner, Index, Res, TypeKind};
 use crate::ir::Pos;
@@ -466,6 +467,9 @@ fn flatten(
     let mut effects = Vec::new();
     for t in &c.targets {
         if let Some(e) = effect(index, rules, leaves, t, in_member) {
+            if c.hold == Hold::Short && is_guard(rules, &e) {
+                continue;
+            }
             if !effects.contains(&e) {
                 effects.push(e);
             }
@@ -508,6 +512,12 @@ fn flatten(
             );
         }
     }
+}
+
+/// A lock acquisition ([`crate::critical`]): not reported when its guard is held briefly.
+fn is_guard(rules: &RuleDb, e: &Effect) -> bool {
+    matches!(e, Effect::Api { api, .. }
+        if rules.rules[api.rule].apis.get(api.api_index).is_some_and(|a| a.guard))
 }
 
 fn in_scope(rules: &RuleDb, rule: usize, in_member: bool) -> bool {

@@ -186,6 +186,10 @@ pub enum IrExpr {
         iter: Box<IrExpr>,
         body: IrBlock,
     },
+    /// `while COND { .. }` (condition, then the body as a block) and `loop { .. }` (the body).
+    /// Kept apart from [`IrExpr::Other`] because a lock guard held over a loop is not a short
+    /// critical section (see `resolve::guard`).
+    Loop(Vec<IrExpr>),
     StructLit(IrPath, Vec<IrExpr>),
     Cast(Box<IrExpr>, IrType),
     Str,

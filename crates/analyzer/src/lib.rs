@@ -8,6 +8,7 @@ pub mod baseline;
 pub mod cache;
 pub mod cfg;
 pub mod config;
+pub mod critical;
 pub mod discover;
 pub mod graph;
 pub mod guard;

@@ -647,11 +647,11 @@ impl<'a> Lowerer<'a> {
                 iter: self.lower_boxed(&f.expr),
                 body: self.lower_block(&f.body),
             },
-            E::While(w) => IrExpr::Other(vec![
+            E::While(w) => IrExpr::Loop(vec![
                 self.lower_expr(&w.cond),
                 IrExpr::Block(self.lower_block(&w.body)),
             ]),
-            E::Loop(l) => IrExpr::Block(self.lower_block(&l.body)),
+            E::Loop(l) => IrExpr::Loop(vec![IrExpr::Block(self.lower_block(&l.body))]),
             E::Struct(s) => {
                 let mut fields: Vec<IrExpr> =
                     s.fields.iter().map(|f| self.lower_expr(&f.expr)).collect();
@@ -1128,7 +1128,7 @@ mod tests {
             IrExpr::MethodCall { receiver, args, .. } => {
                 1 + count_calls(receiver) + args.iter().map(count_calls).sum::<usize>()
             }
-            IrExpr::Macro { exprs, .. } | IrExpr::Other(exprs) => {
+            IrExpr::Macro { exprs, .. } | IrExpr::Other(exprs) | IrExpr::Loop(exprs) => {
                 exprs.iter().map(count_calls).sum()
             }
             IrExpr::Block(b) | IrExpr::Async { body: b, .. } => b

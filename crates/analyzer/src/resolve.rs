@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rayon::prelude::*;
 
+use crate::critical::{self, Binding, Hold};
 use crate::index::{FnId, FnOwner, Index, ModId, Res, TypeKind};
 use crate::ir::*;
 use crate::rules::RuleDb;
@@ -97,6 +98,9 @@ pub struct CallSite {
     /// `(argument index, parameter index)`: the enclosing fn's closure parameter flows into this
     /// call's argument (directly or called inside a closure argument).
     pub param_args: Vec<(usize, usize)>,
+    /// How long the call's value can live: a lock guard held only briefly is not reported
+    /// ([`crate::critical`]).
+    pub hold: Hold,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -332,14 +336,22 @@ impl Walker<'_> {
         self.bind_closure_params(params, first);
         self.walk(body);
         self.pop_scope();
+        // An expression body is one statement; a block body was classified by `walk_block`.
+        let hold = if critical::expr_waits(body) {
+            Hold::Long
+        } else {
+            Hold::Short
+        };
+        decide_hold(&mut self.sink, None, hold);
         std::mem::replace(&mut self.sink, outer)
     }
 
     fn walk_block(&mut self, b: &IrBlock) -> Ty {
         self.scopes.push(BTreeMap::new());
         let mut last = Ty::Tuple(Vec::new());
-        for s in &b.stmts {
+        for (i, s) in b.stmts.iter().enumerate() {
             last = Ty::Tuple(Vec::new());
+            let first_call = self.sink.len();
             match s {
                 IrStmt::Let {
                     pat: IrPat {
@@ -392,6 +404,25 @@ impl Walker<'_> {
                 IrStmt::Expr(e) => last = self.walk(e),
                 IrStmt::Item => {}
             }
+            let statement = if critical::stmt_waits(s) {
+                Hold::Long
+            } else {
+                Hold::Short
+            };
+            let rest_of_block =
+                if statement == Hold::Long || b.stmts[i + 1..].iter().any(critical::stmt_waits) {
+                    Hold::Long
+                } else {
+                    Hold::Short
+                };
+            let kept = critical::kept_call(s, i + 1 == b.stmts.len()).map(|(pos, binding)| {
+                let hold = match binding {
+                    Binding::Let => rest_of_block,
+                    Binding::Escapes => Hold::Long,
+                };
+                (self.pos(pos), hold)
+            });
+            decide_hold(&mut self.sink[first_call..], kept, statement);
         }
         self.pop_scope();
         last
@@ -498,7 +529,7 @@ impl Walker<'_> {
             }
             IrExpr::Str => Ty::Ref(Box::new(Ty::Str)),
             IrExpr::Macro { path, exprs, pos } => self.walk_macro(path, exprs, *pos),
-            IrExpr::Other(children) => {
+            IrExpr::Other(children) | IrExpr::Loop(children) => {
                 for c in children {
                     self.walk(c);
                 }
@@ -665,6 +696,7 @@ impl Walker<'_> {
             targets,
             closure_args,
             param_args,
+            hold: Hold::Unknown,
         });
     }
 
@@ -1239,6 +1271,20 @@ impl Walker<'_> {
 
 /// The type a closure argument of `recv.method(|x| ..)` receives, for adapters of iterators,
 /// Options and Results whose item type is known.
+/// Classifies the calls of one statement that no inner block has classified: the kept call (a
+/// `let` initialiser's or the block value's, with its hold) and the statement's temporaries.
+fn decide_hold(calls: &mut [CallSite], kept: Option<(Pos, Hold)>, statement: Hold) {
+    for c in calls {
+        if c.hold != Hold::Unknown {
+            continue;
+        }
+        c.hold = match kept {
+            Some((pos, hold)) if pos == c.pos => hold,
+            _ => statement,
+        };
+    }
+}
+
 fn adapter_item(recv: &Ty, method: &str) -> Option<Ty> {
     let Ty::Adt(TyCon::External(p), args) = recv else {
         return None;
@@ -1486,8 +1532,9 @@ mod tests {
                 (5, "NB0101".into()),
                 (6, "NB0101".into()),
                 (7, "NB0101".into()),
+                // `set_len` through the `MutexGuard` is found; the lock itself is a one-statement
+                // critical section (crate::critical) and not reported.
                 (8, "NB0101".into()),
-                (8, "NB0701".into()),
                 (9, "NB0101".into())
             ]
         );

@@ -101,6 +101,10 @@ struct RawRule {
     /// Method names matched on receivers of unknown type (low confidence).
     #[serde(default)]
     name_fallback: Vec<String>,
+    /// APIs of `apis` that take a lock and return its guard: reported only when the guard can
+    /// be held over an `.await` or a loop, or escapes ([`crate::critical`]).
+    #[serde(default)]
+    guard_apis: Vec<String>,
     doc: RuleDoc,
 }
 
@@ -118,6 +122,9 @@ struct RawRuleFile {
 pub struct Api {
     pub pattern: String,
     pub alternative: Option<String>,
+    /// Takes a lock and returns its guard: a short critical section is not reported.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub guard: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -226,10 +233,22 @@ impl RuleDb {
                 } else if db.exact.insert(pattern.clone(), m).is_some() {
                     return Err(format!("API `{pattern}` is listed twice"));
                 }
+                let guard = r.guard_apis.contains(&pattern);
                 apis.push(Api {
                     pattern,
                     alternative,
+                    guard,
                 });
+            }
+            if let Some(stray) = r
+                .guard_apis
+                .iter()
+                .find(|g| !apis.iter().any(|a| &a.pattern == *g))
+            {
+                return Err(format!(
+                    "{}: guard API `{stray}` is not in its `apis`",
+                    r.id
+                ));
             }
             for name in &r.name_fallback {
                 let api = apis
@@ -301,6 +320,7 @@ impl RuleDb {
         self.rules[rule].apis.push(Api {
             pattern: path.to_string(),
             alternative: Some(format!("(project rule) {reason}")),
+            guard: false,
         });
         self.exact.insert(path.to_string(), ApiMatch { rule, api });
         if let Some(sev) = severity {

@@ -13,7 +13,7 @@ pub async fn serve(mut socket: TcpStream, store: Arc<UserStore>) {
     let mut buf = [0u8; 64];
     let n = socket.read(&mut buf).await.unwrap_or(0); // ok: tokio's AsyncReadExt::read
     let id: u64 = String::from_utf8_lossy(&buf[..n]).trim().parse().unwrap_or(0);
-    let reply = match get_user(&store, id).await { // expect: NB0101 NB0201 NB0701 NB1101
+    let reply = match get_user(&store, id).await { // expect: NB0101 NB0201 NB1101
         Some(user) => render(&user), // expect: NB1101
         None => "not found".to_string(),
     };
@@ -23,7 +23,7 @@ pub async fn serve(mut socket: TcpStream, store: Arc<UserStore>) {
 /// Looks a user up, retrying a flaky disk once.
 async fn get_user(store: &UserStore, id: u64) -> Option<User> {
     for attempt in 0..2 {
-        if let Some(user) = store.load(id) { // expect: NB0101 NB0701 NB1101 via=storage
+        if let Some(user) = store.load(id) { // expect: NB0101 NB1101 via=storage
             return Some(user);
         }
         if attempt == 0 {

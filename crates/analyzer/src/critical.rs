@@ -1,0 +1,188 @@
+//! How long a lock guard can live: the critical-section analysis behind the rules' `guard_apis`.
+//!
+//! Why: a std or parking_lot lock taken in async code only for a short critical section that
+//! never waits is the pattern Tokio's documentation recommends (`Mutex` docs, "Which kind of
+//! mutex should you use?"). Reporting every such `lock()` was the largest false-positive class of
+//! the real-crate audit (docs/accuracy.md). What makes a lock acquisition starve a worker is a
+//! critical section that waits, or runs long, while other acquirers park: the guard held over an
+//! `.await` or over a loop. So a call to a guard API is reported only when its guard can outlive
+//! a short, non-waiting stretch of code.
+//!
+//! The analysis is syntactic, on the lowered IR, per call site ([`Hold`]):
+//! - the guard is a temporary of its statement (`*m.lock().unwrap() += 1`,
+//!   `m.read().unwrap().clone()`): it lives until the statement ends, so the section is short
+//!   unless the statement itself awaits or loops (`match m.lock().unwrap().get(k) { .. }`
+//!   keeps the guard for the whole `match`, arms included);
+//! - the guard is bound by `let` (`let g = m.lock().unwrap();`): it lives until the block ends,
+//!   so the section is short unless a later statement of the block awaits or loops;
+//! - the guard is the block's value (`fn guard(&self) -> MutexGuard<..> { self.m.lock().unwrap() }`):
+//!   it escapes to the caller, whose use is not followed: long.
+//!
+//! A blocking call *inside* a short critical section is still reported on its own (its rule
+//! matches the call), so the lock is the only thing this analysis stops reporting.
+
+use crate::ir::{IrBlock, IrExpr, IrStmt, Pos};
+
+/// How long the value a call returns can live, as far as lock guards are concerned.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Hold {
+    /// Not decided (a call site outside any statement, e.g. in a `let` closure's expression
+    /// body before it is classified): treated like [`Hold::Long`].
+    #[default]
+    Unknown,
+    /// Dropped before any `.await` or loop: a short critical section if the call takes a lock.
+    Short,
+    /// May live across an `.await` or a loop, or escapes.
+    Long,
+}
+
+/// How the value of a statement's outermost call is kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Binding {
+    /// `let PAT = CALL...;`: lives until the block ends.
+    Let,
+    /// The block's last expression: its value leaves the block.
+    Escapes,
+}
+
+/// The call whose value a statement keeps, with how it is kept: the call at the end of the
+/// chain of value-preserving adapters (`unwrap`, `expect`, `?`, ...) of a `let` initialiser or of
+/// the block's last expression.
+pub fn kept_call(stmt: &IrStmt, is_last: bool) -> Option<(Pos, Binding)> {
+    match stmt {
+        IrStmt::Let { init: Some(e), .. } => spine_call(e).map(|p| (p, Binding::Let)),
+        IrStmt::Expr(e) if is_last => spine_call(e).map(|p| (p, Binding::Escapes)),
+        _ => None,
+    }
+}
+
+/// Methods that hand their receiver's guard on unchanged (wrapped in `Ok`/`Some` or unwrapped).
+const GUARD_PRESERVING: &[&str] = &[
+    "unwrap",
+    "expect",
+    "unwrap_or_else",
+    "unwrap_or_default",
+    "map_err",
+    "ok",
+    "into",
+];
+
+fn spine_call(e: &IrExpr) -> Option<Pos> {
+    match e {
+        IrExpr::MethodCall {
+            receiver, method, ..
+        } if GUARD_PRESERVING.contains(&method.as_str()) => spine_call(receiver),
+        IrExpr::Try(inner) => spine_call(inner),
+        IrExpr::MethodCall { pos, .. } | IrExpr::Call { pos, .. } => Some(*pos),
+        _ => None,
+    }
+}
+
+/// Whether a statement can wait or run for an unbounded time: it contains an `.await`, a loop,
+/// or an awaiting macro (`select!`, `join!`). Async blocks and async closures written in it are
+/// other futures: their awaits do not suspend this one.
+pub fn stmt_waits(s: &IrStmt) -> bool {
+    match s {
+        IrStmt::Let { init, diverge, .. } => {
+            init.as_ref().is_some_and(expr_waits) || diverge.as_ref().is_some_and(block_waits)
+        }
+        IrStmt::Expr(e) => expr_waits(e),
+        IrStmt::Item => false,
+    }
+}
+
+fn block_waits(b: &IrBlock) -> bool {
+    b.stmts.iter().any(stmt_waits)
+}
+
+/// See [`stmt_waits`].
+pub fn expr_waits(e: &IrExpr) -> bool {
+    match e {
+        IrExpr::Await(_) | IrExpr::For { .. } | IrExpr::Loop(_) => true,
+        IrExpr::Async { .. } => false,
+        IrExpr::Closure { is_async, body, .. } => !is_async && expr_waits(body),
+        IrExpr::Call { func, args, .. } => expr_waits(func) || args.iter().any(expr_waits),
+        IrExpr::MethodCall { receiver, args, .. } => {
+            expr_waits(receiver) || args.iter().any(expr_waits)
+        }
+        IrExpr::Field(inner, _)
+        | IrExpr::Ref(inner)
+        | IrExpr::Deref(inner)
+        | IrExpr::Try(inner)
+        | IrExpr::Cast(inner, _)
+        | IrExpr::Let(_, inner) => expr_waits(inner),
+        IrExpr::Block(b) => block_waits(b),
+        IrExpr::If {
+            cond,
+            then,
+            otherwise,
+        } => expr_waits(cond) || block_waits(then) || otherwise.as_deref().is_some_and(expr_waits),
+        IrExpr::Match { scrutinee, arms } => {
+            expr_waits(scrutinee) || arms.iter().any(|(_, body)| expr_waits(body))
+        }
+        IrExpr::Macro { path, exprs, .. } => {
+            let name = path.segments.last().map(|s| s.name.as_str());
+            matches!(name, Some("select" | "join" | "try_join")) || exprs.iter().any(expr_waits)
+        }
+        IrExpr::StructLit(_, exprs) | IrExpr::Other(exprs) => exprs.iter().any(expr_waits),
+        IrExpr::Path(..) | IrExpr::Str => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::{analyze_files, sites};
+
+    fn one(src: &str) -> Vec<(u32, String)> {
+        sites(&analyze_files(&[("src/lib.rs", src)]))
+    }
+
+    #[test]
+    fn temporaries_and_short_let_bound_guards_are_not_reported() {
+        let src = "use std::sync::{Mutex, RwLock};\n\
+                   async fn a(m: &Mutex<Vec<u8>>, rw: &RwLock<u8>) -> usize {\n\
+                   *m.lock().unwrap() = Vec::new();\n\
+                   let n = *rw.read().unwrap();\n\
+                   let len = m.lock().unwrap().len();\n\
+                   let g = m.lock().unwrap();\n\
+                   g.len() + n as usize + len\n}\n";
+        assert_eq!(one(src), []);
+    }
+
+    #[test]
+    fn guards_held_over_an_await_or_a_loop_or_escaping_are_reported() {
+        let src = "use std::sync::Mutex;\n\
+                   async fn over_await(m: &Mutex<u8>) {\n\
+                   let g = m.lock().unwrap();\n\
+                   tick().await;\n\
+                   drop(g);\n}\n\
+                   async fn over_loop(m: &Mutex<Vec<u8>>) {\n\
+                   let g = m.lock().unwrap();\n\
+                   for x in g.iter() { let _ = x; }\n}\n\
+                   async fn in_match(m: &Mutex<Option<u8>>) {\n\
+                   match *m.lock().unwrap() { Some(_) => tick().await, None => {} }\n}\n\
+                   async fn escapes(m: &Mutex<u8>) {\n\
+                   let _g = guard(m);\n}\n\
+                   fn guard(m: &Mutex<u8>) -> std::sync::MutexGuard<'_, u8> {\n\
+                   m.lock().unwrap()\n}\n\
+                   async fn tick() {}\n";
+        assert_eq!(
+            one(src),
+            [
+                (3, "NB0701".into()),
+                (8, "NB0701".into()),
+                (12, "NB0701".into()),
+                (15, "NB0701".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn other_waits_of_the_same_rule_are_reported_whatever_the_statement() {
+        // Only the rules' `guard_apis` are judged by their critical section: a channel receive
+        // or a join waits for another thread however briefly its value is kept.
+        let src = "async fn a(rx: std::sync::mpsc::Receiver<u8>) -> u8 {\n\
+                   rx.recv().unwrap()\n}\n";
+        assert_eq!(one(src), [(2, "NB0701".into())]);
+    }
+}
