@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Real-crate audit (issue 7): scans tests/realworld (an async service with 50+ ecosystem
-# dependencies, never built) in two configurations and regenerates docs/accuracy.md: precision on
-# the hand-reviewed findings (tests/realworld/review.toml), totals, findings per dependency crate
-# and the unresolved-call ratio, for each.
+# dependencies, never built) and async crates of its dependency graph in four configurations and
+# regenerates docs/accuracy.md: precision on the hand-reviewed findings
+# (tests/realworld/review.toml), totals, findings per dependency crate and the unresolved-call
+# ratio, for each.
 #
-#   1. default:   the rules as shipped (opt-in rules off), what users get;
-#   2. all-rules: every opt-in rule enabled (the rules with `enabled = false` in rules/*.toml),
-#                 through a temporary tests/realworld/nonblock.toml, removed on exit. The script
-#                 refuses to run if a nonblock.toml is already there.
+#   1. default:   the service, the rules as shipped (opt-in rules off), what users get;
+#   2. windows:   the same with --target x86_64-pc-windows-msvc;
+#   3. libraries: each crate of $LIBRARY_ROOTS (versions from tests/realworld/Cargo.lock) copied by
+#                 scripts/corpus.py and analysed as the root workspace, every async fn of the
+#                 library a root; the reports merged (accuracy.py --merge);
+#   4. all-rules: the service with every opt-in rule enabled (the rules with `enabled = false` in
+#                 rules/*.toml), through a temporary tests/realworld/nonblock.toml, removed on
+#                 exit. The script refuses to run if a nonblock.toml is already there.
 #
 #   scripts/accuracy.sh                 # builds the release binary, scans, writes docs/accuracy.md
 #   NB_BIN=/path/to/cargo-nonblock scripts/accuracy.sh    # use an already built binary
-#   KEEP=dir scripts/accuracy.sh        # also keep the JSON reports as dir/{default,all-rules}.json
+#   KEEP=dir scripts/accuracy.sh        # also keep the JSON reports as dir/{default,windows,libraries,all-rules}.json
 #
 # Needs the registry sources of tests/realworld/Cargo.lock (cargo fetches them on first use:
 # `cargo metadata` downloads what is missing unless --offline is passed in NB_ARGS).
@@ -61,6 +66,16 @@ cmd=(nonblock --manifest-path tests/realworld/Cargo.toml --format json --fail-on
 # 1. default configuration
 run_nb "${cmd[@]}" --output "$tmp/default.json"
 
+# 2. the same for Windows
+run_nb "${cmd[@]}" --target x86_64-pc-windows-msvc --output "$tmp/windows.json"
+
+# 3. library roots. The list: the async clients, servers and middleware of the service's graph
+# (kept here, not computed, so that a dependency update does not silently change the audit).
+LIBRARY_ROOTS="${LIBRARY_ROOTS:-async-compression,aws-config,aws-smithy-runtime,axum,config,deadpool-postgres,hyper-util,lettre,moka,mongodb,redis,reqwest,rustls-platform-verifier,sqlx-core,sqlx-postgres,tokio-postgres,tokio-rustls,tonic,tower-http,tracing-subscriber}"
+python3 scripts/corpus.py --bin "$NB_BIN" --workdir "$tmp/libroots" --jobs "${JOBS:-2}" \
+  --timeout 600 --target host --keep --only "$LIBRARY_ROOTS" tests/realworld/Cargo.toml >&2
+python3 scripts/accuracy.py --merge "$tmp/libraries.json" "$tmp"/libroots/out/*.json
+
 # 2. all rules: enable every rule that is off by default
 mapfile -t opt_in < <(python3 scripts/accuracy.py --list-opt-in rules)
 if [[ ${#opt_in[@]} -eq 0 ]]; then
@@ -79,8 +94,12 @@ wrote_config=0
 opt_csv="$(IFS=,; echo "${opt_in[*]}")"
 python3 scripts/accuracy.py \
   --run default="$tmp/default.json" \
+  --run windows="$tmp/windows.json" \
+  --run libraries="$tmp/libraries.json" \
   --run all-rules="$tmp/all-rules.json" \
   --command default="cargo-nonblock ${cmd[*]}" \
+  --command windows="cargo-nonblock ${cmd[*]} --target x86_64-pc-windows-msvc" \
+  --command libraries="scripts/corpus.py --target host --keep --only LIBRARY_ROOTS tests/realworld/Cargo.toml (cargo-nonblock nonblock --manifest-path COPY/Cargo.toml --offline --format json --fail-on never, per crate)" \
   --command all-rules="cargo-nonblock ${cmd[*]}" \
   --opt-in "$opt_csv" \
   --review tests/realworld/review.toml \
@@ -89,6 +108,5 @@ python3 scripts/accuracy.py \
 
 if [[ -n "${KEEP:-}" ]]; then
   mkdir -p "$KEEP"
-  cp "$tmp/default.json" "$KEEP/default.json"
-  cp "$tmp/all-rules.json" "$KEEP/all-rules.json"
+  for run in default windows libraries all-rules; do cp "$tmp/$run.json" "$KEEP/$run.json"; done
 fi
