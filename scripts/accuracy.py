@@ -257,10 +257,12 @@ def render(runs, review, commands, opt_in, date):
             what = ("the default rules with `--target x86_64-pc-windows-msvc`: the cfg(windows) halves "
                     "of the dependencies (socket2, getrandom, mio, tokio) are read instead")
         elif run.name == "libraries":
-            what = ("the default rules on each of these crates of the service's graph, at the version "
-                    "of its Cargo.lock, copied by `scripts/corpus.py` and analysed as the root workspace "
-                    "(so every async fn of the library is a root), the reports merged: %s"
-                    % (", ".join("`%s`" % c for c in library_crates(run.report)) or "none"))
+            crates = library_crates(run.report)
+            with_findings = sorted({f["path"][0]["package"] for f in run.findings})
+            what = ("the default rules on each of the %d crates of the service's normal dependency graph, "
+                    "at the version of its Cargo.lock, copied by `scripts/corpus.py` and analysed as the "
+                    "root workspace (so every async fn of the library is a root), the reports merged. "
+                    "Crates with findings: %s" % (len(crates), ", ".join("`%s`" % c for c in with_findings) or "none"))
         elif run.name == "all-rules":
             what = ("every opt-in rule enabled (%s), through a `tests/realworld/nonblock.toml` that the "
                     "script writes for this run and removes afterwards" % (", ".join(opt_in) or "none"))

@@ -15,8 +15,11 @@
 //!   keeps the guard for the whole `match`, arms included);
 //! - the guard is bound by `let` (`let g = m.lock().unwrap();`): it lives until the block ends,
 //!   so the section is short unless a later statement of the block awaits or loops;
+//! - the guard is a temporary of a `match` arm's body: an arm is a temporary scope of its own,
+//!   so only that body's awaits and loops count (not the scrutinee's `.await`, not other arms);
 //! - the guard is the block's value (`fn guard(&self) -> MutexGuard<..> { self.m.lock().unwrap() }`):
-//!   it escapes to the caller, whose use is not followed: long.
+//!   it escapes to the caller ([`Hold::Escapes`]); such a lock helper is judged at each call site
+//!   by the same rules, as if the caller had called `lock` itself.
 //!
 //! A blocking call *inside* a short critical section is still reported on its own (its rule
 //! matches the call), so the lock is the only thing this analysis stops reporting.
@@ -32,8 +35,12 @@ pub enum Hold {
     Unknown,
     /// Dropped before any `.await` or loop: a short critical section if the call takes a lock.
     Short,
-    /// May live across an `.await` or a loop, or escapes.
+    /// May live across an `.await` or a loop.
     Long,
+    /// The value of a block (a function's result): its guard is held as long as the caller
+    /// keeps it. Reported like [`Hold::Long`]; a function whose only blocking effect is such a
+    /// guard is a lock helper, judged at its call sites (`graph::guard_helpers`).
+    Escapes,
 }
 
 /// How the value of a statement's outermost call is kept.
@@ -66,6 +73,11 @@ const GUARD_PRESERVING: &[&str] = &[
     "ok",
     "into",
 ];
+
+/// The call whose value an expression is (see [`kept_call`]).
+pub fn value_call(e: &IrExpr) -> Option<Pos> {
+    spine_call(e)
+}
 
 fn spine_call(e: &IrExpr) -> Option<Pos> {
     match e {
@@ -125,7 +137,7 @@ pub fn expr_waits(e: &IrExpr) -> bool {
             matches!(name, Some("select" | "join" | "try_join")) || exprs.iter().any(expr_waits)
         }
         IrExpr::StructLit(_, exprs) | IrExpr::Other(exprs) => exprs.iter().any(expr_waits),
-        IrExpr::Path(..) | IrExpr::Str => false,
+        IrExpr::Path(..) | IrExpr::Str | IrExpr::SocketAddrStr => false,
     }
 }
 
@@ -150,7 +162,7 @@ mod tests {
     }
 
     #[test]
-    fn guards_held_over_an_await_or_a_loop_or_escaping_are_reported() {
+    fn guards_held_over_an_await_or_a_loop_are_reported_also_through_lock_helpers() {
         let src = "use std::sync::Mutex;\n\
                    async fn over_await(m: &Mutex<u8>) {\n\
                    let g = m.lock().unwrap();\n\
@@ -161,8 +173,10 @@ mod tests {
                    for x in g.iter() { let _ = x; }\n}\n\
                    async fn in_match(m: &Mutex<Option<u8>>) {\n\
                    match *m.lock().unwrap() { Some(_) => tick().await, None => {} }\n}\n\
-                   async fn escapes(m: &Mutex<u8>) {\n\
-                   let _g = guard(m);\n}\n\
+                   async fn helper_held_over_await(m: &Mutex<u8>) {\n\
+                   let g = guard(m);\n tick().await;\n drop(g);\n}\n\
+                   async fn helper_short(m: &Mutex<u8>) -> u8 {\n\
+                   *guard(m) + 1\n}\n\
                    fn guard(m: &Mutex<u8>) -> std::sync::MutexGuard<'_, u8> {\n\
                    m.lock().unwrap()\n}\n\
                    async fn tick() {}\n";
@@ -173,6 +187,47 @@ mod tests {
                 (8, "NB0701".into()),
                 (12, "NB0701".into()),
                 (15, "NB0701".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_guard_in_a_match_arm_lives_for_that_arm_only() {
+        // aws-config's IMDS provider: the await is the scrutinee, the lock is taken in an arm
+        // after it and released when the arm ends.
+        let src = "use std::sync::RwLock;\n\
+                   async fn a(cache: &RwLock<Option<u8>>) -> Option<u8> {\n\
+                   match fetch().await {\n\
+                   Some(v) => Some(v),\n\
+                   None => *cache.read().unwrap(),\n\
+                   }\n}\n\
+                   async fn b(cache: &RwLock<Option<u8>>) -> u8 {\n\
+                   match fetch().await {\n\
+                   Some(v) => v,\n\
+                   None => { let g = cache.read().unwrap(); fetch().await; g.unwrap_or(0) }\n\
+                   }\n}\n\
+                   async fn fetch() -> Option<u8> { None }\n";
+        assert_eq!(one(src), [(11, "NB0701".into())]);
+    }
+
+    #[test]
+    fn addresses_that_are_already_ip_addresses_resolve_no_name() {
+        let src = "use std::net::{SocketAddr, TcpListener, ToSocketAddrs, UdpSocket};\n\
+                   async fn a(addr: SocketAddr, host: &str) {\n\
+                   let u = UdpSocket::bind(\"127.0.0.1:34254\");\n\
+                   let l = TcpListener::bind(addr);\n\
+                   let l2 = TcpListener::bind(&addr);\n\
+                   let r = \"10.0.0.1:80\".to_socket_addrs();\n\
+                   let h = TcpListener::bind(host);\n\
+                   let n = UdpSocket::bind(\"localhost:34254\");\n\
+                   let c = std::net::TcpStream::connect(addr);\n}\n";
+        // A host name is resolved (7, 8); a TCP connect waits for the peer whatever the address (9).
+        assert_eq!(
+            one(src),
+            [
+                (7, "NB0301".into()),
+                (8, "NB0301".into()),
+                (9, "NB0301".into())
             ]
         );
     }

@@ -12,7 +12,7 @@ use crate::discover::Workspace;
 use crate::index::{FnId, FnOwner, Index, Res, TypeKind};
 use crate::ir::Pos;
 use crate::resolve::{Body, BodyKind, CallSite, Confidence, Target};
-use crate::rules::{ApiMatch, RuleDb, Scope};
+use crate::rules::{Api, ApiMatch, RuleDb, Scope};
 use crate::ty::TraitRef;
 
 /// What one resolved target of a call does.
@@ -40,6 +40,8 @@ pub struct ApiKey {
 pub struct EffectiveCall {
     pub pos: Pos,
     pub effects: Vec<Effect>,
+    /// How long the call's value lives ([`crate::critical`]), for lock helpers.
+    pub hold: Hold,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -123,7 +125,11 @@ pub fn build(
     let mut call_edges = 0;
     for (f, fn_bodies) in resolved.into_iter().enumerate() {
         let unit = index.fns[f].unit;
-        for b in fn_bodies {
+        let mut off_worker = BTreeSet::new();
+        for b in &fn_bodies {
+            offloaded_bodies(rules, &leaves, &b.calls, &mut off_worker);
+        }
+        for (body_index, b) in fn_bodies.into_iter().enumerate() {
             let mut calls = Vec::new();
             let calls_closure_values = calls_closure_value(&b.calls);
             for c in &b.calls {
@@ -138,7 +144,7 @@ pub fn build(
                 );
             }
             call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
-            let root = if report_unit[unit] {
+            let root = if report_unit[unit] && !off_worker.contains(&body_index) {
                 root_kind(index, f, b.kind).or_else(|| {
                     (b.kind == BodyKind::Fn && roots.contains(&index.fn_display(f)))
                         .then_some(RootKind::Configured)
@@ -158,10 +164,60 @@ pub fn build(
             });
         }
     }
+    let helpers = guard_helpers(rules, &bodies, &fn_body);
+    if !helpers.is_empty() {
+        for b in &mut bodies {
+            for c in &mut b.calls {
+                if c.hold == Hold::Short {
+                    let before = c.effects.len();
+                    c.effects.retain(
+                        |e| !matches!(e, Effect::Edge { callee, .. } if helpers.contains(callee)),
+                    );
+                    call_edges -= before - c.effects.len();
+                }
+            }
+            b.calls.retain(|c| !c.effects.is_empty());
+        }
+    }
     CallGraph {
         bodies,
         fn_body,
         call_edges,
+    }
+}
+
+/// Lock helpers (`fn wait_lock(m: &Mutex<T>) -> MutexGuard<T> { m.lock().unwrap() }`, flume):
+/// functions whose every effect is a lock acquisition (or another helper's) whose guard is the
+/// function's value. A call to one is judged like a call to `lock` itself: with a short critical
+/// section at the call site it is not a finding. Iterated to a fixpoint for helpers of helpers.
+fn guard_helpers(
+    rules: &RuleDb,
+    bodies: &[GraphBody],
+    fn_body: &[Option<usize>],
+) -> BTreeSet<FnId> {
+    let mut helpers = BTreeSet::new();
+    loop {
+        let mut grew = false;
+        for (f, b) in fn_body.iter().enumerate() {
+            let Some(b) = b else { continue };
+            if helpers.contains(&f) || bodies[*b].calls.is_empty() {
+                continue;
+            }
+            let only_guards = bodies[*b].calls.iter().all(|c| {
+                c.hold == Hold::Escapes
+                    && c.effects.iter().all(|e| match e {
+                        Effect::Api { .. } => api_of(rules, e).is_some_and(|a| a.guard),
+                        Effect::Edge { callee, .. } => helpers.contains(callee),
+                    })
+            });
+            if only_guards {
+                helpers.insert(f);
+                grew = true;
+            }
+        }
+        if !grew {
+            return helpers;
+        }
     }
 }
 
@@ -259,9 +315,14 @@ fn leaves(index: &Index, rules: &RuleDb, opaque: &BTreeSet<FnId>) -> Leaves {
     }
     let mut system_ffi = BTreeSet::new();
     if let Some(ffi) = rules.ffi_rule() {
+        let fast: BTreeSet<FnId> = rules
+            .fast_ffi
+            .iter()
+            .flat_map(|p| resolve_absolute(index, p))
+            .collect();
         for (f, def) in index.fns.iter().enumerate() {
             let library = &index.units[def.unit].crate_name;
-            if def.foreign && !rules.trusted_ffi.contains(library) {
+            if def.foreign && !rules.trusted_ffi.contains(library) && !fast.contains(&f) {
                 api.entry(f).or_insert(ApiKey {
                     rule: ffi,
                     api_index: usize::MAX,
@@ -454,6 +515,33 @@ fn infer_wrappers(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>], leaves:
     let _ = index;
 }
 
+/// Whether closure argument `arg` of a call runs on another thread (every target offloads it).
+fn closure_offloaded(leaves: &Leaves, rules: &RuleDb, c: &CallSite, arg: usize) -> bool {
+    !c.targets.is_empty()
+        && c.targets
+            .iter()
+            .all(|t| offloads_arg(leaves, rules, t, arg))
+}
+
+/// The async bodies written inside offloaded closures (`thread::spawn(move || rt.block_on(async
+/// { .. }))`, reqwest's blocking client thread): they are driven on that thread, not on a
+/// runtime worker, so they are not roots. Collected from every call site, closures included.
+fn offloaded_bodies(
+    rules: &RuleDb,
+    leaves: &Leaves,
+    calls: &[CallSite],
+    out: &mut BTreeSet<usize>,
+) {
+    for c in calls {
+        for ca in &c.closure_args {
+            if closure_offloaded(leaves, rules, c, ca.arg) {
+                out.extend(ca.bodies.clone());
+            }
+            offloaded_bodies(rules, leaves, &ca.calls, out);
+        }
+    }
+}
+
 /// Turns a call site (and the sync closures written in its arguments) into effective calls.
 fn flatten(
     index: &Index,
@@ -467,7 +555,10 @@ fn flatten(
     let mut effects = Vec::new();
     for t in &c.targets {
         if let Some(e) = effect(index, rules, leaves, t, in_member) {
-            if c.hold == Hold::Short && is_guard(rules, &e) {
+            if c.hold == Hold::Short && api_of(rules, &e).is_some_and(|a| a.guard) {
+                continue;
+            }
+            if c.addr_is_ip && api_of(rules, &e).is_some_and(|a| a.dns_only) {
                 continue;
             }
             if !effects.contains(&e) {
@@ -479,13 +570,11 @@ fn flatten(
         out.push(EffectiveCall {
             pos: c.pos,
             effects,
+            hold: c.hold,
         });
     }
     for ca in &c.closure_args {
-        let offloaded = !c.targets.is_empty()
-            && c.targets
-                .iter()
-                .all(|t| offloads_arg(leaves, rules, t, ca.arg));
+        let offloaded = closure_offloaded(leaves, rules, c, ca.arg);
         // A stored closure (`vec![Box::new(|| ..)]`) runs where the same body later calls a
         // closure value; without such a call it runs elsewhere, if at all.
         let stored = c
@@ -514,10 +603,13 @@ fn flatten(
     }
 }
 
-/// A lock acquisition ([`crate::critical`]): not reported when its guard is held briefly.
-fn is_guard(rules: &RuleDb, e: &Effect) -> bool {
-    matches!(e, Effect::Api { api, .. }
-        if rules.rules[api.rule].apis.get(api.api_index).is_some_and(|a| a.guard))
+/// The rule database entry an API effect matched: its `guard` ([`crate::critical`]) and
+/// `dns_only` flags decide, per call site, whether the call is reported.
+fn api_of<'r>(rules: &'r RuleDb, e: &Effect) -> Option<&'r Api> {
+    match e {
+        Effect::Api { api, .. } => rules.rules[api.rule].apis.get(api.api_index),
+        Effect::Edge { .. } => None,
+    }
 }
 
 fn in_scope(rules: &RuleDb, rule: usize, in_member: bool) -> bool {
@@ -565,15 +657,15 @@ fn effect(
         }
         // A method-name guess is only made in workspace code: inside dependencies, generic
         // plumbing (`(**self).to_socket_addrs()`) would make it fire on every wrapper.
-        Target::UnknownMethod(name) if in_member => {
-            let m = rules.match_fallback(name)?;
+        Target::UnknownMethod(name, args) if in_member => {
+            let m = rules.match_fallback(name, *args)?;
             let path = rules.rules[m.rule].apis[m.api].pattern.clone();
             Some(Effect::Api {
                 api: api_key(m, &path),
                 confidence: Confidence::Low,
             })
         }
-        Target::UnknownMethod(_) => None,
+        Target::UnknownMethod(..) => None,
         Target::Unresolved(_) | Target::ParamCall(_) => None,
     }
 }
@@ -592,6 +684,20 @@ mod tests {
 
     fn one(src: &str) -> Vec<(u32, String)> {
         sites(&analyze_files(&[("src/lib.rs", src)]))
+    }
+
+    #[test]
+    fn async_blocks_inside_offloaded_closures_are_not_roots() {
+        // reqwest's blocking client: a thread with its own runtime drives the async block.
+        let src = "fn client() {\n\
+                   std::thread::spawn(move || {\n\
+                   let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();\n\
+                   let f = async move { std::fs::read(\"x\") };\n\
+                   rt.block_on(f)\n\
+                   });\n}\n\
+                   fn main_like(rt: tokio::runtime::Runtime) {\n\
+                   rt.block_on(async { std::fs::read(\"y\") });\n}\n";
+        assert_eq!(one(src), [(9, "NB0101".into())]);
     }
 
     #[test]

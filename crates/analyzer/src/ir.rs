@@ -193,6 +193,9 @@ pub enum IrExpr {
     StructLit(IrPath, Vec<IrExpr>),
     Cast(Box<IrExpr>, IrType),
     Str,
+    /// A string literal that parses as a `std::net::SocketAddr` (`"127.0.0.1:8080"`): handed to
+    /// `bind` or `to_socket_addrs` it resolves no name (see the rules' `dns_only_apis`).
+    SocketAddrStr,
     /// A macro invocation: the expressions its tokens parse to, and the macro's path so that a
     /// `macro_rules!` of the analysed graph can be expanded at this site.
     Macro {

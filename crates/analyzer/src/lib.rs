@@ -284,7 +284,7 @@ fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usiz
                 resolve::Target::Unresolved(u) => {
                     *out.entry(u.as_str().to_string()).or_default() += 1
                 }
-                resolve::Target::UnknownMethod(_) => {
+                resolve::Target::UnknownMethod(..) => {
                     *out.entry("unknown_receiver".to_string()).or_default() += 1
                 }
                 _ => {}

@@ -190,6 +190,9 @@ impl<'a> Lowerer<'a> {
                 let alias = e.rename.as_ref().map(|(_, i)| i.to_string());
                 module.extern_crates.push((name, alias));
             }
+            // `#[wasm_bindgen] extern "C" { .. }` declares JavaScript imports: the attribute macro
+            // replaces the block with JS glue (stubs off wasm), so they are not native FFI.
+            syn::Item::ForeignMod(fm) if is_js_import_block(&fm.attrs) => {}
             syn::Item::ForeignMod(fm) => {
                 for mut fi in fm.items {
                     if let syn::ForeignItem::Fn(f) = &mut fi {
@@ -294,9 +297,16 @@ impl<'a> Lowerer<'a> {
         self.depth -= 1;
     }
 
-    /// `cfg_if! { if #[cfg(a)] { .. } else if #[cfg(b)] { .. } else { .. } }`: the first branch
-    /// whose predicate holds.
+    /// `cfg_if! { if #[cfg(a)] { .. } else if #[cfg(b)] { .. } else { .. } }`: the items of the
+    /// first branch whose predicate holds.
     fn cfg_if_items(&self, tokens: TokenStream) -> Vec<syn::Item> {
+        self.cfg_if_branch(tokens)
+            .map(parse_items)
+            .unwrap_or_default()
+    }
+
+    /// The tokens of the first `cfg_if!` branch whose predicate holds.
+    fn cfg_if_branch(&self, tokens: TokenStream) -> Option<TokenStream> {
         let tts: Vec<TokenTree> = tokens.into_iter().collect();
         let mut i = 0;
         while i < tts.len() {
@@ -313,19 +323,19 @@ impl<'a> Lowerer<'a> {
                             .map(|attrs| self.cfg.enabled(&attrs))
                             .unwrap_or(false)
                     }
-                    _ => return Vec::new(),
+                    _ => return None,
                 };
                 let Some(TokenTree::Group(body)) = tts.get(i + 3) else {
-                    return Vec::new();
+                    return None;
                 };
                 if cond {
-                    return parse_items(body.stream());
+                    return Some(body.stream());
                 }
                 i += 4;
             } else if matches!(&tts[i], TokenTree::Ident(id) if id == "else") {
                 match tts.get(i + 1) {
                     Some(TokenTree::Group(body)) if body.delimiter() == Delimiter::Brace => {
-                        return parse_items(body.stream());
+                        return Some(body.stream());
                     }
                     _ => i += 1,
                 }
@@ -333,7 +343,7 @@ impl<'a> Lowerer<'a> {
                 i += 1;
             }
         }
-        Vec::new()
+        None
     }
 
     fn lower_fields(&mut self, fields: syn::Fields) -> Vec<(String, IrType)> {
@@ -543,7 +553,17 @@ impl<'a> Lowerer<'a> {
 
     fn lower_macro(&mut self, mac: &syn::Macro) -> IrExpr {
         let path = lower_path(&mac.path, None);
-        let exprs = self.lenient_exprs(mac.tokens.clone());
+        // In a function body too, only the live `cfg_if!` branch counts: its `use`s join the
+        // module's imports, and a dead branch's (`use std::os::unix::net::UnixStream` beside a
+        // live `use tokio::net::UnixStream`) would shadow the live one.
+        let exprs = if path.segments.last().is_some_and(|s| s.name == "cfg_if") {
+            match self.cfg_if_branch(mac.tokens.clone()) {
+                Some(branch) => self.lenient_exprs(branch),
+                None => Vec::new(),
+            }
+        } else {
+            self.lenient_exprs(mac.tokens.clone())
+        };
         IrExpr::Macro {
             path,
             exprs,
@@ -661,7 +681,16 @@ impl<'a> Lowerer<'a> {
                 IrExpr::StructLit(lower_path(&s.path, s.qself.as_ref()), fields)
             }
             E::Cast(c) => IrExpr::Cast(self.lower_boxed(&c.expr), lower_type(&c.ty)),
-            E::Lit(l) if matches!(l.lit, syn::Lit::Str(_)) => IrExpr::Str,
+            E::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) => {
+                if s.value().parse::<std::net::SocketAddr>().is_ok() {
+                    IrExpr::SocketAddrStr
+                } else {
+                    IrExpr::Str
+                }
+            }
             E::Macro(m) => self.lower_macro(&m.mac),
             other => {
                 let mut collector = ChildCollector {
@@ -1107,6 +1136,30 @@ fn is_public(v: &Visibility) -> bool {
     !matches!(v, Visibility::Inherited)
 }
 
+/// An `extern` block of JavaScript imports: `#[wasm_bindgen]` (any path ending so, such as
+/// `wasm_bindgen_macro::wasm_bindgen`) or `#[link(wasm_import_module = ..)]`.
+fn is_js_import_block(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        let path = a.path();
+        if path
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "wasm_bindgen")
+        {
+            return true;
+        }
+        path.is_ident("link")
+            && a.parse_args_with(
+                syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+            )
+            .is_ok_and(|metas| {
+                metas
+                    .iter()
+                    .any(|m| m.path().is_ident("wasm_import_module"))
+            })
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1147,6 +1200,19 @@ mod tests {
     }
 
     #[test]
+    fn javascript_import_blocks_are_not_foreign_functions() {
+        let m = lower(
+            "#[wasm_bindgen] extern \"C\" { fn alert(s: &str); }\n\
+             #[wasm_bindgen_macro::wasm_bindgen(wasm_bindgen = crate)] extern \"C\" { fn log(s: &str); }\n\
+             #[link(wasm_import_module = \"env\")] extern \"C\" { fn host(); }\n\
+             #[link(name = \"z\")] extern \"C\" { fn inflate(); }\n\
+             extern \"C\" { fn verify(); }",
+        );
+        let names: Vec<_> = m.foreign_fns.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["inflate", "verify"]);
+    }
+
+    #[test]
     fn cfg_disabled_items_and_test_fns_are_dropped() {
         let m = lower(
             "#[cfg(windows)] fn a() {} fn b() {} #[test] fn c() {} #[cfg(test)] mod tests {}",
@@ -1175,6 +1241,15 @@ mod tests {
             })
             .sum();
         assert_eq!(calls, 4, "a(), b(..), std::fs::read(..), c()");
+    }
+
+    #[test]
+    fn cfg_if_in_a_function_body_lowers_only_the_live_branch() {
+        let m = lower(
+            "fn f() { cfg_if::cfg_if! { if #[cfg(windows)] { use std::net::TcpStream as S; S::connect(\"w\"); } else { use tokio::net::TcpStream as S; S::connect(\"u\"); } } }",
+        );
+        let uses: Vec<String> = m.uses.iter().map(|u| u.path.join("::")).collect();
+        assert_eq!(uses, ["tokio::net::TcpStream"]);
     }
 
     #[test]

@@ -77,7 +77,8 @@ pub enum Target {
     Fn(FnId, Confidence),
     External(String, Confidence),
     /// A method on a receiver of unknown type: rules with a name fallback may match it.
-    UnknownMethod(String),
+    /// The method name and the number of arguments (receiver not counted).
+    UnknownMethod(String, usize),
     Unresolved(Unresolved),
     /// A call of the enclosing function's parameter `index` (a closure it was given).
     ParamCall(usize),
@@ -86,6 +87,10 @@ pub enum Target {
 #[derive(Clone, Debug)]
 pub struct ClosureArg {
     pub arg: usize,
+    /// The async blocks and closures written inside the closure, as indices into the function's
+    /// bodies: when the closure is offloaded (`thread::spawn(|| rt.block_on(async { .. }))`)
+    /// they run on that thread, not on a worker, and are not roots.
+    pub bodies: std::ops::Range<usize>,
     pub calls: Vec<CallSite>,
 }
 
@@ -101,6 +106,10 @@ pub struct CallSite {
     /// How long the call's value can live: a lock guard held only briefly is not reported
     /// ([`crate::critical`]).
     pub hold: Hold,
+    /// The address argument (the first argument, or the receiver) is already an IP address: an
+    /// `IP:port` string literal or a `SocketAddr` value. The rules' `dns_only_apis` then wait
+    /// for nothing.
+    pub addr_is_ip: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -240,6 +249,7 @@ impl Local {
 /// another function (so `spawn_blocking(f)` offloads them); an unused closure is inlined.
 struct StoredClosure {
     calls: Vec<CallSite>,
+    bodies: std::ops::Range<usize>,
     used: bool,
 }
 
@@ -324,13 +334,16 @@ impl Walker<'_> {
         }
     }
 
-    /// Walks a sync closure's body into its own call list.
+    /// Walks a sync closure's body into its own call list; also returns the range of the
+    /// function's bodies (see [`ClosureArg::bodies`]) created inside it.
     fn walk_closure_body(
         &mut self,
         params: &[(IrPat, Option<IrType>)],
         body: &IrExpr,
         first: Option<&Ty>,
-    ) -> Vec<CallSite> {
+    ) -> (Vec<CallSite>, std::ops::Range<usize>) {
+        // Body 0 is the function's own; async bodies follow in `extra_bodies` order.
+        let first_body = self.extra_bodies.len() + 1;
         let outer = std::mem::take(&mut self.sink);
         self.scopes.push(BTreeMap::new());
         self.bind_closure_params(params, first);
@@ -343,7 +356,8 @@ impl Walker<'_> {
             Hold::Short
         };
         decide_hold(&mut self.sink, None, hold);
-        std::mem::replace(&mut self.sink, outer)
+        let calls = std::mem::replace(&mut self.sink, outer);
+        (calls, first_body..self.extra_bodies.len() + 1)
     }
 
     fn walk_block(&mut self, b: &IrBlock) -> Ty {
@@ -366,8 +380,12 @@ impl Walker<'_> {
                         }),
                     ..
                 } => {
-                    let calls = self.walk_closure_body(params, body, None);
-                    self.closures.push(StoredClosure { calls, used: false });
+                    let (calls, bodies) = self.walk_closure_body(params, body, None);
+                    self.closures.push(StoredClosure {
+                        calls,
+                        bodies,
+                        used: false,
+                    });
                     let index = self.closures.len() - 1;
                     self.bind(
                         name,
@@ -418,7 +436,7 @@ impl Walker<'_> {
             let kept = critical::kept_call(s, i + 1 == b.stmts.len()).map(|(pos, binding)| {
                 let hold = match binding {
                     Binding::Let => rest_of_block,
-                    Binding::Escapes => Hold::Long,
+                    Binding::Escapes => Hold::Escapes,
                 };
                 (self.pos(pos), hold)
             });
@@ -431,7 +449,14 @@ impl Walker<'_> {
     /// Walks an expression: records its calls, returns its type as far as it is known.
     fn walk(&mut self, e: &IrExpr) -> Ty {
         match e {
-            IrExpr::Call { func, args, pos } => self.walk_call(func, args, *pos),
+            IrExpr::Call { func, args, pos } => {
+                let first_call = self.sink.len();
+                let ty = self.walk_call(func, args, *pos);
+                if args.first().is_some_and(|a| self.is_ip_address(a)) {
+                    self.mark_addr_is_ip(first_call, *pos);
+                }
+                ty
+            }
             IrExpr::MethodCall {
                 receiver,
                 method,
@@ -439,7 +464,14 @@ impl Walker<'_> {
                 pos,
             } => {
                 let recv = self.walk(receiver);
-                self.walk_method(recv, method, args, *pos)
+                let first_call = self.sink.len();
+                let ty = self.walk_method(recv, method, args, *pos);
+                if self.is_ip_address(receiver)
+                    || args.first().is_some_and(|a| self.is_ip_address(a))
+                {
+                    self.mark_addr_is_ip(first_call, *pos);
+                }
+                ty
             }
             IrExpr::Path(p, _) => self.path_value_type(p),
             IrExpr::Field(base, name) => {
@@ -503,8 +535,19 @@ impl Walker<'_> {
                 for (pat, body) in arms {
                     self.scopes.push(BTreeMap::new());
                     self.bind_pat(pat, t.clone());
+                    let first_call = self.sink.len();
                     self.walk(body);
                     self.scopes.pop();
+                    // An arm's body is a temporary scope of its own: a guard taken there is
+                    // dropped when the arm ends, whatever the rest of the `match` awaits. A guard
+                    // that is the arm's value leaves it: long.
+                    let statement = if critical::expr_waits(body) {
+                        Hold::Long
+                    } else {
+                        Hold::Short
+                    };
+                    let kept = critical::value_call(body).map(|p| (self.pos(p), Hold::Long));
+                    decide_hold(&mut self.sink[first_call..], kept, statement);
                 }
                 Ty::Unknown
             }
@@ -527,7 +570,7 @@ impl Walker<'_> {
                 self.walk(inner);
                 self.resolve_ty(t)
             }
-            IrExpr::Str => Ty::Ref(Box::new(Ty::Str)),
+            IrExpr::Str | IrExpr::SocketAddrStr => Ty::Ref(Box::new(Ty::Str)),
             IrExpr::Macro { path, exprs, pos } => self.walk_macro(path, exprs, *pos),
             IrExpr::Other(children) | IrExpr::Loop(children) => {
                 for c in children {
@@ -625,7 +668,7 @@ impl Walker<'_> {
                     body,
                     ..
                 } => {
-                    let calls = self.walk_closure_body(params, body, item);
+                    let (calls, bodies) = self.walk_closure_body(params, body, item);
                     for c in &calls {
                         for t in &c.targets {
                             if let Target::ParamCall(p) = t {
@@ -633,7 +676,11 @@ impl Walker<'_> {
                             }
                         }
                     }
-                    closures.push(ClosureArg { arg: i, calls });
+                    closures.push(ClosureArg {
+                        arg: i,
+                        calls,
+                        bodies,
+                    });
                     types.push(Ty::Unknown);
                 }
                 IrExpr::Path(p, _) => {
@@ -652,6 +699,7 @@ impl Walker<'_> {
                         closures.push(ClosureArg {
                             arg: i,
                             calls: self.closures[c].calls.clone(),
+                            bodies: self.closures[c].bodies.clone(),
                         });
                     }
                     types.push(self.walk(a));
@@ -697,7 +745,46 @@ impl Walker<'_> {
             closure_args,
             param_args,
             hold: Hold::Unknown,
+            addr_is_ip: false,
         });
+    }
+
+    /// Marks the call at `pos` pushed since `first_call` (the call itself, after its arguments'
+    /// calls) as taking an address that needs no name resolution.
+    fn mark_addr_is_ip(&mut self, first_call: usize, pos: Pos) {
+        let pos = self.pos(pos);
+        if let Some(c) = self.sink[first_call..]
+            .iter_mut()
+            .rev()
+            .find(|c| c.pos == pos)
+        {
+            c.addr_is_ip = true;
+        }
+    }
+
+    /// Whether an (already walked) expression is an IP address with a port: an `IP:port` string
+    /// literal, or a local, field or reference of type `SocketAddr`/`SocketAddrV4`/`SocketAddrV6`.
+    /// Typed without walking again, so no call is recorded twice.
+    fn is_ip_address(&self, e: &IrExpr) -> bool {
+        fn value_type(w: &Walker<'_>, e: &IrExpr) -> Ty {
+            match e {
+                IrExpr::Path(p, _) => w.path_value_type(p),
+                IrExpr::Field(base, name) => w.field_type(&value_type(w, base), name),
+                IrExpr::Ref(inner) | IrExpr::Deref(inner) => value_type(w, inner),
+                _ => Ty::Unknown,
+            }
+        }
+        if matches!(e, IrExpr::SocketAddrStr) {
+            return true;
+        }
+        let mut ty = value_type(self, e);
+        while let Ty::Ref(inner) = ty {
+            ty = *inner;
+        }
+        matches!(
+            ty.external_path(),
+            Some("std::net::SocketAddr" | "std::net::SocketAddrV4" | "std::net::SocketAddrV6")
+        )
     }
 
     fn walk_call(&mut self, func: &IrExpr, args: &[IrExpr], pos: Pos) -> Ty {
@@ -937,7 +1024,7 @@ impl Walker<'_> {
         }
         let (targets, level) = if recv.is_unknown() {
             (
-                vec![Target::UnknownMethod(method.to_string())],
+                vec![Target::UnknownMethod(method.to_string(), args.len())],
                 recv.clone(),
             )
         } else {
@@ -1599,7 +1686,9 @@ mod tests {
 
     #[test]
     fn unknown_receivers_only_match_rules_with_a_name_fallback() {
-        let src = "async fn a(x: impl Sized) {\n x.read_to_string();\n (\"h\", 80).to_socket_addrs();\n}\n";
+        // Line 4: tokio's sealed `to_socket_addrs(&self, Internal)` has the name but not the
+        // arity of std's (`name_fallback = ["to_socket_addrs()"]`).
+        let src = "async fn a(x: impl Sized, y: impl Sized) {\n x.read_to_string();\n (\"h\", 80).to_socket_addrs();\n y.to_socket_addrs(Internal);\n}\n";
         let r = analyze_files(&[("src/lib.rs", src)]);
         assert_eq!(sites(&r), [(3, "NB0301".into())]);
         assert_eq!(r.findings[0].confidence, "low");

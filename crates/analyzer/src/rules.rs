@@ -105,6 +105,11 @@ struct RawRule {
     /// be held over an `.await` or a loop, or escapes ([`crate::critical`]).
     #[serde(default)]
     guard_apis: Vec<String>,
+    /// APIs of `apis` that wait only to resolve a host name: not reported when their address is
+    /// already an IP address (`UdpSocket::bind("0.0.0.0:0")`, `TcpListener::bind(addr)` with
+    /// `addr: SocketAddr`).
+    #[serde(default)]
+    dns_only_apis: Vec<String>,
     doc: RuleDoc,
 }
 
@@ -125,6 +130,9 @@ pub struct Api {
     /// Takes a lock and returns its guard: a short critical section is not reported.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub guard: bool,
+    /// Waits only to resolve a host name: a call given an IP address is not reported.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub dns_only: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -151,6 +159,8 @@ struct RawRuntime {
     boundaries: Vec<String>,
     opaque: Vec<String>,
     system_ffi: Vec<String>,
+    #[serde(default)]
+    fast_ffi: Vec<String>,
 }
 
 /// A matched API: which rule, which entry.
@@ -166,13 +176,16 @@ pub struct RuleDb {
     exact: BTreeMap<String, ApiMatch>,
     /// Patterns ending in `*`, by their prefix (without the `*`) and segment count.
     globs: Vec<(String, usize, ApiMatch)>,
-    fallback: BTreeMap<String, ApiMatch>,
+    /// Method name → the API it guesses, and the argument count it needs (`name()`: none).
+    fallback: BTreeMap<String, (ApiMatch, Option<usize>)>,
     /// Severities of project-declared APIs.
     user_severity: BTreeMap<String, Severity>,
     pub boundaries: Vec<String>,
     pub opaque: Vec<String>,
     /// Crates whose `extern` fns are system bindings (see `rules/runtime.toml`).
     pub system_ffi: Vec<String>,
+    /// Foreign functions that return without waiting: never reported (`rules/runtime.toml`).
+    pub fast_ffi: Vec<String>,
     /// FFI libraries the project trusts (config `ffi.trust`): never reported.
     pub trusted_ffi: Vec<String>,
     /// Per-library severity of FFI findings (config `ffi.severity`).
@@ -208,6 +221,7 @@ impl RuleDb {
             boundaries: runtime.boundaries,
             opaque: runtime.opaque,
             system_ffi: runtime.system_ffi,
+            fast_ffi: runtime.fast_ffi,
             trusted_ffi: Vec::new(),
             ffi_severity: BTreeMap::new(),
             disabled: Default::default(),
@@ -234,23 +248,32 @@ impl RuleDb {
                     return Err(format!("API `{pattern}` is listed twice"));
                 }
                 let guard = r.guard_apis.contains(&pattern);
+                let dns_only = r.dns_only_apis.contains(&pattern);
                 apis.push(Api {
                     pattern,
                     alternative,
                     guard,
+                    dns_only,
                 });
             }
-            if let Some(stray) = r
-                .guard_apis
-                .iter()
-                .find(|g| !apis.iter().any(|a| &a.pattern == *g))
-            {
-                return Err(format!(
-                    "{}: guard API `{stray}` is not in its `apis`",
-                    r.id
-                ));
+            for (field, list) in [
+                ("guard_apis", &r.guard_apis),
+                ("dns_only_apis", &r.dns_only_apis),
+            ] {
+                if let Some(stray) = list.iter().find(|g| !apis.iter().any(|a| &a.pattern == *g)) {
+                    return Err(format!(
+                        "{}: {field} entry `{stray}` is not in its `apis`",
+                        r.id
+                    ));
+                }
             }
-            for name in &r.name_fallback {
+            for entry in &r.name_fallback {
+                // `to_socket_addrs()` matches only calls without arguments: a same-named method
+                // of another trait (tokio's sealed `to_socket_addrs(&self, Internal)`) is not it.
+                let (name, args) = match entry.strip_suffix("()") {
+                    Some(n) => (n.to_string(), Some(0)),
+                    None => (entry.clone(), None),
+                };
                 let api = apis
                     .iter()
                     .position(|a| a.pattern.rsplit("::").next() == Some(name.as_str()))
@@ -258,11 +281,14 @@ impl RuleDb {
                         format!("{}: fallback `{name}` names no API of the rule", r.id)
                     })?;
                 db.fallback.insert(
-                    name.clone(),
-                    ApiMatch {
-                        rule: rule_index,
-                        api,
-                    },
+                    name,
+                    (
+                        ApiMatch {
+                            rule: rule_index,
+                            api,
+                        },
+                        args,
+                    ),
                 );
             }
             if !r.enabled {
@@ -300,8 +326,9 @@ impl RuleDb {
     }
 
     /// The rule matching a method name on a receiver of unknown type (low confidence).
-    pub fn match_fallback(&self, method: &str) -> Option<ApiMatch> {
-        self.fallback.get(method).copied()
+    pub fn match_fallback(&self, method: &str, args: usize) -> Option<ApiMatch> {
+        let (m, wanted) = self.fallback.get(method)?;
+        wanted.is_none_or(|n| n == args).then_some(*m)
     }
 
     /// Adds a project-declared blocking API (config `[[blocking]]`) to the first rule of its
@@ -321,6 +348,7 @@ impl RuleDb {
             pattern: path.to_string(),
             alternative: Some(format!("(project rule) {reason}")),
             guard: false,
+            dns_only: false,
         });
         self.exact.insert(path.to_string(), ApiMatch { rule, api });
         if let Some(sev) = severity {
@@ -434,7 +462,8 @@ mod tests {
         assert_eq!(db.alternative(read), "tokio::fs::read");
         assert!(db.match_path("tokio::fs::read").is_none());
         assert!(db.match_path("std::fs::File::unknown_method").is_none());
-        assert!(db.match_fallback("to_socket_addrs").is_some());
-        assert!(db.match_fallback("read").is_none());
+        assert!(db.match_fallback("to_socket_addrs", 0).is_some());
+        assert!(db.match_fallback("to_socket_addrs", 1).is_none());
+        assert!(db.match_fallback("read", 0).is_none());
     }
 }
