@@ -21,6 +21,7 @@ pub mod propagate;
 pub mod render;
 pub mod report;
 pub mod resolve;
+pub mod roots;
 pub mod rules;
 pub mod suppress;
 pub mod synthetic;
@@ -184,7 +185,12 @@ pub fn analyze_workspace(
     progress.phase("resolve", 0);
 
     let opaque = graph::opaque_fns(&index, rules);
-    let (resolved, panics) = resolve::resolve_all(&index, rules, &opaque);
+    let root_fns = roots::candidates(&ws, &index, &config.roots);
+    let resolve::Resolution {
+        bodies: resolved,
+        panics,
+        resolved: functions_resolved,
+    } = resolve::resolve_reachable(&index, rules, &opaque, &root_fns);
     for (f, panic) in panics {
         let package = &ws.packages[index.units[index.fns[f].unit].package].name;
         errors.push(guard::internal_error(
@@ -239,6 +245,7 @@ pub fn analyze_workspace(
         files: files.len(),
         bytes: files.iter().map(|f| f.bytes).sum(),
         functions: index.fns.len(),
+        functions_resolved,
         async_contexts: graph.bodies.iter().filter(|b| b.root.is_some()).count(),
         call_edges: graph.call_edges,
         unresolved_calls: unresolved_by_reason.values().sum(),
