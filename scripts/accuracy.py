@@ -443,8 +443,10 @@ def render(runs, review, commands, opt_in, date):
     w("resolved to one function is one edge; a trait call resolved to several impls is several) and")
     w("`unresolved_calls` (call expressions with no target). The total is taken as")
     w("`call_edges + unresolved_calls`, the same denominator `cargo nonblock -v` prints; because a")
-    w("fanned-out trait call counts more than once, the ratio is a slight underestimate. Enabling rules")
-    w("does not change call resolution, so the default and all-rules runs should agree; the other runs read other code.")
+    w("fanned-out trait call counts more than once, the ratio is a slight underestimate. Both counts")
+    w("cover only the functions reachable from async roots (`functions_resolved`), the only ones")
+    w("resolved. Enabling rules does not change call resolution, so the default and all-rules runs")
+    w("should agree; the other runs read other code.")
     w("")
     for run in R:
         u, t, ratio = run.unresolved()

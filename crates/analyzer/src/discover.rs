@@ -108,17 +108,26 @@ pub fn discover(opts: &Options) -> Result<Workspace, String> {
             other.push(flag.to_string());
         }
     }
-    let triple = match &opts.target {
-        Some(t) => t.clone(),
-        None => host_triple()?,
-    };
-    other.push("--filter-platform".to_string());
-    other.push(triple.clone());
-    cmd.other_options(other);
-    let metadata = cmd
-        .exec()
-        .map_err(|e| format!("cargo metadata failed: {}", describe_metadata_error(&e)))?;
-    let target_cfg = CfgSet::for_target(opts.target.as_deref())?;
+    // `rustc --print cfg` needs nothing from the other commands: it runs meanwhile (a few
+    // hundredths of a second of every run, warm or cold).
+    let (metadata, target_cfg) = std::thread::scope(|s| {
+        let target_cfg = s.spawn(|| CfgSet::for_target(opts.target.as_deref()));
+        let metadata = match &opts.target {
+            Some(t) => Ok(t.clone()),
+            None => host_triple(),
+        }
+        .and_then(|triple| {
+            other.push("--filter-platform".to_string());
+            other.push(triple);
+            cmd.other_options(other);
+            cmd.exec()
+                .map_err(|e| format!("cargo metadata failed: {}", describe_metadata_error(&e)))
+        });
+        (metadata, target_cfg.join())
+    });
+    let metadata = metadata?;
+    let target_cfg =
+        target_cfg.map_err(|_| "internal error while running rustc --print cfg".to_string())??;
     build_workspace(&metadata, &target_cfg, opts)
 }
 

@@ -221,7 +221,7 @@ fn guard_helpers(
     }
 }
 
-fn root_kind(index: &Index, f: FnId, kind: BodyKind) -> Option<RootKind> {
+pub(crate) fn root_kind(index: &Index, f: FnId, kind: BodyKind) -> Option<RootKind> {
     match kind {
         BodyKind::AsyncBlock => Some(RootKind::AsyncBlock),
         BodyKind::AsyncClosure => Some(RootKind::AsyncClosure),

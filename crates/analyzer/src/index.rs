@@ -391,7 +391,17 @@ impl Index {
                         continue;
                     }
 
-                    let res = self.resolve_path_in(mid, path, u.leading_colon, 0);
+                    // `use async_trait::async_trait;`: a path that starts with the name it binds,
+                    // that of an extern crate, starts at the crate, as in rustc (an import never
+                    // names itself; another local name shadowing the crate would be ambiguous).
+                    // Looked up in the module, the first segment would find this very import and
+                    // the result would grow by one segment per pass, so the fixpoint would never
+                    // settle and every pass up to the limit would run.
+                    let names_own_crate = !u.leading_colon
+                        && name.as_deref() == Some(path[0].as_str())
+                        && !self.extern_crate(m.unit, &path[0]).is_empty();
+                    let res =
+                        self.resolve_path_in(mid, path, u.leading_colon || names_own_crate, 0);
                     if res.is_empty() {
                         continue;
                     }
@@ -849,6 +859,44 @@ impl Index {
                     .map(|(i, _)| i)
                     .next()
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::discover::{DepTarget, SourceKind};
+    use crate::index::{Index, Res};
+    use crate::testutil::scratch_workspace;
+
+    /// `use pin_project::pin_project;` naming an unanalysed crate (a proc macro) binds the crate's
+    /// item once; it used to resolve through itself, one segment longer on every pass, so the
+    /// import fixpoint ran to its limit on every graph with such an import.
+    #[test]
+    fn an_import_named_after_its_crate_starts_at_the_crate() {
+        let (mut ws, _scratch) = scratch_workspace(
+            "index-self-named",
+            "use pin_project::pin_project;\nmod inner { pub use pin_project::pin_project; }\n",
+            SourceKind::Workspace,
+            false,
+        );
+        ws.units[0].deps.insert(
+            "pin_project".into(),
+            DepTarget::Opaque("pin_project".into()),
+        );
+        let load = crate::load::load_unit(&ws, 0);
+        let index = Index::build(&ws, vec![load.loaded]);
+        let expected = vec![Res::External(vec![
+            "pin_project".to_string(),
+            "pin_project".to_string(),
+        ])];
+        for m in &index.modules {
+            assert_eq!(
+                m.imports.get("pin_project"),
+                Some(&expected),
+                "{:?}",
+                m.path
+            );
         }
     }
 }

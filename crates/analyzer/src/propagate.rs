@@ -284,8 +284,9 @@ mod tests {
         let index = crate::index::Index::build(&ws, vec![load.loaded]);
         let rules = crate::RuleDb::builtin();
         let opaque = crate::graph::opaque_fns(&index, &rules);
-        let (resolved, _) = crate::resolve::resolve_all(&index, &rules, &opaque);
-        let graph = crate::graph::build(&ws, &index, &rules, &[], &opaque, resolved);
+        let roots = crate::roots::candidates(&ws, &index, &[]);
+        let resolved = crate::resolve::resolve_reachable(&index, &rules, &opaque, &roots);
+        let graph = crate::graph::build(&ws, &index, &rules, &[], &opaque, resolved.bodies);
         let summaries = super::summaries(&graph, index.fns.len());
         let with_summary: Vec<&str> = (0..index.fns.len())
             .filter(|&f| !summaries[f].is_empty())

@@ -68,12 +68,20 @@ pub struct Stats {
     pub packages: usize,
     pub files: usize,
     pub bytes: u64,
+    /// Functions in the analysed graph (workspace and dependencies).
     pub functions: usize,
+    /// Functions whose bodies were resolved: those that may hold an async root and every function
+    /// reachable from them by calls. The rest cannot take part in a finding and are not resolved.
+    pub functions_resolved: usize,
     pub async_contexts: usize,
+    /// Resolved call effects (a call resolved to one function is one edge, a trait call resolved
+    /// to several impls several), counted over the functions reachable from async roots
+    /// (`functions_resolved`), not the whole graph.
     pub call_edges: usize,
+    /// Call expressions with no target, counted over the functions reachable from async roots.
     pub unresolved_calls: usize,
     /// Unresolved call expressions by reason (`closure_value`, `fn_pointer`, `unknown_receiver`,
-    /// `unknown_path`, `unknown_method`).
+    /// `unknown_path`, `unknown_method`), counted over the functions reachable from async roots.
     pub unresolved_by_reason: BTreeMap<String, usize>,
     /// Findings silenced by `// nonblock:allow(..)` directives.
     pub suppressed: usize,

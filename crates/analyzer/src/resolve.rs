@@ -1,5 +1,6 @@
-//! Stage 3b, *resolve*: every function body → its call sites, each resolved to the functions or
-//! external APIs it may call, with local type inference for method receivers.
+//! Stage 3b, *resolve*: the body of every function reachable from a root candidate
+//! ([`crate::roots`]) → its call sites, each resolved to the functions or external APIs it may
+//! call, with local type inference for method receivers.
 //!
 //! Types are inferred locally only: parameter and `let` annotations, constructor and function
 //! return types, struct field types, `self` in impls, `?`/`unwrap` on Result/Option, `&`, `Box`,
@@ -127,38 +128,100 @@ pub struct Body {
     pub calls: Vec<CallSite>,
 }
 
-/// Resolves every function body of the index, in parallel; the result is ordered by function id.
-/// Every function's bodies, and the functions whose resolution panicked (caught, so one bad
-/// function costs its own edges, not the run).
+/// The resolved bodies of one run: what [`resolve_reachable`] found from its roots.
+pub struct Resolution {
+    /// Every function's bodies, indexed by function id: empty for a function without a body,
+    /// one not reachable from the roots, or one whose resolution panicked.
+    pub bodies: Vec<Vec<Body>>,
+    /// The functions whose resolution panicked (caught, so one bad function costs its own
+    /// edges, not the run), in id order.
+    pub panics: Vec<(FnId, String)>,
+    /// How many functions with a body were resolved.
+    pub resolved: usize,
+}
+
+/// Resolves the bodies of `roots` ([`crate::roots::candidates`]) and of every function their
+/// calls may reach, one frontier at a time, each in parallel.
+///
+/// Only these bodies can matter: a root body's findings go through calls only, and everything the
+/// graph stage reads per function — edges, API leaves, the closure parameters a function calls
+/// ([`crate::graph`]'s `called_params`), inferred boundary wrappers (`infer_wrappers`) — depends
+/// on the function's own body and on its callees' facts, never on its callers' (the graph's
+/// bounded fixpoints over those facts evolve the same on a set closed under calls). So the closure
+/// follows every `Target::Fn` of every call site, in closure arguments too, whatever the graph
+/// later makes of the call (an opaque spawner's or a boundary's body is still resolved: whether
+/// it calls its closure parameter decides if a closure argument runs in the caller). The set is
+/// a closure, so it does not depend on the thread count or the order of resolution, and neither
+/// does any body (each is resolved on its own from the index).
 ///
 /// `opaque` ([`crate::graph::opaque_fns`]) holds the task spawners, for [`Walker::detach_spawned`].
-pub fn resolve_all(
+pub fn resolve_reachable(
     index: &Index,
     rules: &RuleDb,
     opaque: &BTreeSet<FnId>,
-) -> (Vec<Vec<Body>>, Vec<(FnId, String)>) {
-    let results: Vec<Result<Vec<Body>, String>> = (0..index.fns.len())
-        .into_par_iter()
-        .map(|f| {
-            crate::guard::guard(|| {
-                let unit = &index.units[index.fns[f].unit];
-                crate::guard::inject("resolve", &unit.crate_name);
-                resolve_fn(index, rules, opaque, f)
-            })
-        })
-        .collect();
+    roots: &[FnId],
+) -> Resolution {
+    let mut bodies: Vec<Vec<Body>> = (0..index.fns.len()).map(|_| Vec::new()).collect();
+    let mut queued = vec![false; index.fns.len()];
+    let mut frontier: Vec<FnId> = Vec::new();
+    for &f in roots {
+        if !std::mem::replace(&mut queued[f], true) {
+            frontier.push(f);
+        }
+    }
     let mut panics = Vec::new();
-    let bodies = results
-        .into_iter()
-        .enumerate()
-        .map(|(f, r)| {
-            r.unwrap_or_else(|panic| {
-                panics.push((f, panic));
-                Vec::new()
+    let mut resolved = 0;
+    while !frontier.is_empty() {
+        frontier.sort_unstable();
+        let results: Vec<Result<Vec<Body>, String>> = frontier
+            .par_iter()
+            .map(|&f| {
+                crate::guard::guard(|| {
+                    let unit = &index.units[index.fns[f].unit];
+                    crate::guard::inject("resolve", &unit.crate_name);
+                    resolve_fn(index, rules, opaque, f)
+                })
             })
-        })
-        .collect();
-    (bodies, panics)
+            .collect();
+        let mut next = Vec::new();
+        for (f, result) in frontier.into_iter().zip(results) {
+            match result {
+                Ok(fn_bodies) => {
+                    for b in &fn_bodies {
+                        callees(&b.calls, &mut |g| {
+                            if !std::mem::replace(&mut queued[g], true) {
+                                next.push(g);
+                            }
+                        });
+                    }
+                    resolved += usize::from(index.fns[f].ir.body.is_some());
+                    bodies[f] = fn_bodies;
+                }
+                Err(panic) => panics.push((f, panic)),
+            }
+        }
+        frontier = next;
+    }
+    panics.sort();
+    Resolution {
+        bodies,
+        panics,
+        resolved,
+    }
+}
+
+/// Every analysed function a call site may call, in its closure arguments too.
+fn callees(calls: &[CallSite], out: &mut impl FnMut(FnId)) {
+    for c in calls {
+        for t in &c.targets {
+            if let Target::Fn(g, _) = t {
+                out(*g);
+            }
+        }
+        for ca in &c.closure_args {
+            callees(&ca.calls, out);
+        }
+    }
 }
 
 pub fn resolve_fn(index: &Index, rules: &RuleDb, opaque: &BTreeSet<FnId>, f: FnId) -> Vec<Body> {

@@ -412,8 +412,12 @@ fn workspace_root(args: &ScanArgs) -> PathBuf {
 fn print_verbose(report: &Report) {
     let s = &report.stats;
     eprintln!(
-        "nonblock: {} packages, {} files, {} bytes, {} functions, {} async contexts, {} call edges",
-        s.packages, s.files, s.bytes, s.functions, s.async_contexts, s.call_edges
+        "nonblock: {} packages, {} files, {} bytes, {} functions, {} async contexts",
+        s.packages, s.files, s.bytes, s.functions, s.async_contexts
+    );
+    eprintln!(
+        "nonblock: {} functions reachable from async roots resolved, {} call edges in them",
+        s.functions_resolved, s.call_edges
     );
     let total_calls = s.call_edges + s.unresolved_calls;
     let ratio = if total_calls == 0 {

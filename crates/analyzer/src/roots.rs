@@ -1,0 +1,258 @@
+//! Stage 3a, *roots*: the functions that may hold a root body, found in the IR before any body is
+//! resolved, so that resolution can start from them and follow calls
+//! ([`crate::resolve::resolve_reachable`]) instead of resolving the whole dependency graph.
+//!
+//! A root body ([`crate::graph::build`]) is, in a unit whose package reports roots: the body of an
+//! `async fn` or of a `Future::poll` / `Stream::poll_next` impl, the body of a configured root,
+//! and every async block or async closure. The first two are known from the signature; the
+//! others need a look into the body. The scan here over-approximates where it cannot be exact
+//! (a `macro_rules!` expansion is searched whole): a function listed without a root body only
+//! costs its resolution, a function missed would lose its findings.
+
+use std::collections::BTreeSet;
+
+use crate::discover::Workspace;
+use crate::index::{FnId, Index, ModId};
+use crate::ir::{IrBlock, IrExpr, IrPath, IrStmt};
+use crate::resolve::BodyKind;
+
+/// Functions that may hold a root body, in id order: every function with a body, in a unit that
+/// reports roots, that is a root itself (async fn, poll fn, runtime entry, configured in
+/// `roots`) or whose body, with the `macro_rules!` it invokes, contains an async block or an
+/// async closure.
+pub fn candidates(ws: &Workspace, index: &Index, configured: &[String]) -> Vec<FnId> {
+    let report_unit: Vec<bool> = index
+        .units
+        .iter()
+        .map(|u| ws.packages[u.package].report_roots)
+        .collect();
+    (0..index.fns.len())
+        .filter(|&f| {
+            let def = &index.fns[f];
+            let Some(body) = &def.ir.body else {
+                return false;
+            };
+            report_unit[def.unit]
+                && (crate::graph::root_kind(index, f, BodyKind::Fn).is_some()
+                    || def.ir.attrs.runtime_entry
+                    || (!configured.is_empty() && configured.contains(&index.fn_display(f)))
+                    || AsyncScan::new(index, def.module).block(body))
+        })
+        .collect()
+}
+
+/// Searches a body for what the resolver turns into a body of its own: `async` blocks and
+/// `async` closures, written in the body, in a macro's argument expressions, or in the arms of a
+/// `macro_rules!` the resolver would expand there (looked up from the function's module, as
+/// `Walker::walk_macro` does).
+struct AsyncScan<'i> {
+    index: &'i Index,
+    module: ModId,
+    /// Macros already searched for this function: a macro's arms give the same answer every
+    /// time they are searched from the same module, and recursive macros must not loop.
+    searched: BTreeSet<usize>,
+}
+
+impl<'i> AsyncScan<'i> {
+    fn new(index: &'i Index, module: ModId) -> Self {
+        AsyncScan {
+            index,
+            module,
+            searched: BTreeSet::new(),
+        }
+    }
+
+    fn block(&mut self, b: &IrBlock) -> bool {
+        b.stmts.iter().any(|s| match s {
+            IrStmt::Let { init, diverge, .. } => {
+                init.as_ref().is_some_and(|e| self.expr(e))
+                    || diverge.as_ref().is_some_and(|d| self.block(d))
+            }
+            IrStmt::Expr(e) => self.expr(e),
+            IrStmt::Item => false,
+        })
+    }
+
+    fn exprs(&mut self, es: &[IrExpr]) -> bool {
+        es.iter().any(|e| self.expr(e))
+    }
+
+    fn expr(&mut self, e: &IrExpr) -> bool {
+        match e {
+            IrExpr::Async { .. } | IrExpr::Closure { is_async: true, .. } => true,
+            IrExpr::Closure { body, .. } => self.expr(body),
+            IrExpr::Call { func, args, .. } => self.expr(func) || self.exprs(args),
+            IrExpr::MethodCall { receiver, args, .. } => self.expr(receiver) || self.exprs(args),
+            IrExpr::Path(..) | IrExpr::Str => false,
+            IrExpr::Field(inner, _)
+            | IrExpr::Ref(inner)
+            | IrExpr::Deref(inner)
+            | IrExpr::Try(inner)
+            | IrExpr::Await(inner)
+            | IrExpr::Cast(inner, _)
+            | IrExpr::Let(_, inner) => self.expr(inner),
+            IrExpr::Block(b) => self.block(b),
+            IrExpr::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.expr(cond)
+                    || self.block(then)
+                    || otherwise.as_ref().is_some_and(|o| self.expr(o))
+            }
+            IrExpr::Match { scrutinee, arms } => {
+                self.expr(scrutinee) || arms.iter().any(|(_, body)| self.expr(body))
+            }
+            IrExpr::For { iter, body, .. } => self.expr(iter) || self.block(body),
+            IrExpr::StructLit(_, fields) => self.exprs(fields),
+            IrExpr::Macro { path, exprs, .. } => self.exprs(exprs) || self.expansion(path),
+            IrExpr::Other(children) => self.exprs(children),
+        }
+    }
+
+    fn expansion(&mut self, path: &IrPath) -> bool {
+        let Some(m) = self.index.find_macro(self.module, path) else {
+            return false;
+        };
+        if !self.searched.insert(m) {
+            return false;
+        }
+        let index = self.index;
+        index.macros[m].arms.iter().any(|arm| self.exprs(arm))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::scratch_workspace;
+
+    /// One crate through resolve, graph and propagate twice: with every function resolved (as
+    /// before lazy resolution) and with only the candidates and what they reach.
+    struct Both {
+        candidates: Vec<String>,
+        /// Owners of the root bodies when everything is resolved.
+        roots: Vec<String>,
+        full: String,
+        lazy: String,
+    }
+
+    fn both(name: &str, src: &str, configured: &[String]) -> Both {
+        let (ws, _scratch) =
+            scratch_workspace(name, src, crate::discover::SourceKind::Workspace, false);
+        let load = crate::load::load_unit(&ws, 0);
+        let index = crate::index::Index::build(&ws, vec![load.loaded]);
+        let rules = crate::RuleDb::builtin();
+        let opaque = crate::graph::opaque_fns(&index, &rules);
+        let candidates = super::candidates(&ws, &index, configured);
+        let findings = |from: &[usize]| {
+            let resolved = crate::resolve::resolve_reachable(&index, &rules, &opaque, from);
+            let graph =
+                crate::graph::build(&ws, &index, &rules, configured, &opaque, resolved.bodies);
+            let summaries = crate::propagate::summaries(&graph, index.fns.len());
+            // Body indices differ (fewer bodies): name a root body by its owner and position.
+            let raw: Vec<_> = crate::propagate::findings(&graph, &summaries)
+                .into_iter()
+                .map(|r| {
+                    let body = &graph.bodies[r.body];
+                    (body.owner, body.pos, r.root, r.api, r.confidence, r.steps)
+                })
+                .collect();
+            let roots: Vec<usize> = graph
+                .bodies
+                .iter()
+                .filter(|b| b.root.is_some())
+                .map(|b| b.owner)
+                .collect();
+            (format!("{raw:?}"), roots)
+        };
+        let all: Vec<usize> = (0..index.fns.len()).collect();
+        let (full, mut roots) = findings(&all);
+        let (lazy, _) = findings(&candidates);
+        roots.dedup();
+        let name = |f: usize| index.fns[f].ir.name.clone();
+        Both {
+            candidates: candidates.into_iter().map(name).collect(),
+            roots: roots.into_iter().map(name).collect(),
+            full,
+            lazy,
+        }
+    }
+
+    #[test]
+    fn every_function_holding_a_root_body_is_a_candidate() {
+        let src = "use std::future::Future; use std::pin::Pin; use std::task::{Context, Poll};\n\
+                   macro_rules! run { ($e:expr) => { async move { $e } } }\n\
+                   macro_rules! outer { ($e:expr) => { run!($e) } }\n\
+                   macro_rules! plain { ($e:expr) => { $e } }\n\
+                   async fn a() {}\n\
+                   fn block() { let _f = async { 1 }; }\n\
+                   fn closure() { let _c = async move |x: u8| x; }\n\
+                   fn in_sync_closure() { let _c = || async { 1 }; }\n\
+                   fn in_macro_args() { let _ = vec![async { 1 }]; }\n\
+                   fn by_expansion() { let _ = run!(1); }\n\
+                   fn by_nested_expansion() { let _ = outer!(1); }\n\
+                   fn in_match(x: u8) { match x { 0 => { let _ = async {}; } _ => {} } }\n\
+                   fn configured() {}\n\
+                   fn sync_only() { let _ = plain!(1); let _c = || 1; }\n\
+                   struct F;\n\
+                   impl Future for F { type Output = (); fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<()> { Poll::Ready(()) } }\n";
+        let configured = vec!["dep::configured".to_string()];
+        let r = both("roots-candidates", src, &configured);
+        assert_eq!(
+            r.candidates,
+            [
+                "a",
+                "block",
+                "closure",
+                "in_sync_closure",
+                "in_macro_args",
+                "by_expansion",
+                "by_nested_expansion",
+                "in_match",
+                "configured",
+                "poll"
+            ]
+        );
+        for root in &r.roots {
+            assert!(r.candidates.contains(root), "{root} holds a root body");
+        }
+        assert!(r.roots.len() >= 9, "{:?}", r.roots);
+    }
+
+    /// Everything the graph stage reads per function — edges, closure parameters called,
+    /// inferred boundary wrappers, stored closures, trait dispatch — comes out the same when only
+    /// what the roots reach is resolved.
+    #[test]
+    fn lazy_resolution_finds_what_full_resolution_finds() {
+        let src = "fn offload<F: FnOnce() + Send + 'static>(f: F) { std::thread::spawn(f); }\n\
+                   fn offload2<F: FnOnce() + Send + 'static>(g: F) { offload(move || g()); }\n\
+                   fn runs<F: FnOnce()>(f: F) { f() }\n\
+                   fn runs2<F: FnOnce()>(f: F) { runs(f) }\n\
+                   fn unused_wrapper<F: FnOnce()>(f: F) { offload(f) }\n\
+                   fn unused() { std::fs::read(\"u\"); runs(|| { std::fs::read(\"v\"); }); }\n\
+                   trait Store { fn get(&self); }\n\
+                   struct A; struct B;\n\
+                   impl Store for A { fn get(&self) { std::fs::read(\"a\"); } }\n\
+                   impl Store for B { fn get(&self) { std::thread::sleep(d()); } }\n\
+                   fn dyn_get(s: &dyn Store) { s.get() }\n\
+                   fn stored() { let fs: Vec<Box<dyn Fn()>> = vec![Box::new(|| { std::fs::read(\"s\"); })]; for f in &fs { f() } }\n\
+                   fn d() -> std::time::Duration { todo!() }\n\
+                   fn helper() { std::fs::read(\"h\"); }\n\
+                   async fn a(s: &dyn Store) {\n\
+                   runs(|| helper());\n\
+                   offload(|| { std::fs::read(\"x\"); });\n\
+                   offload2(|| { std::fs::read(\"x\"); });\n\
+                   runs2(|| { std::fs::read(\"x\"); });\n\
+                   dyn_get(s);\n\
+                   stored();\n\
+                   tokio::spawn(async move { A.get(); });\n}\n";
+        let r = both("roots-lazy", src, &[]);
+        assert_eq!(r.full, r.lazy);
+        assert!(
+            r.full.contains("line: 14"),
+            "helper, through a closure: {}",
+            r.full
+        );
+    }
+}
