@@ -83,7 +83,7 @@ impl<'i> AsyncScan<'i> {
             IrExpr::Closure { body, .. } => self.expr(body),
             IrExpr::Call { func, args, .. } => self.expr(func) || self.exprs(args),
             IrExpr::MethodCall { receiver, args, .. } => self.expr(receiver) || self.exprs(args),
-            IrExpr::Path(..) | IrExpr::Str => false,
+            IrExpr::Path(..) | IrExpr::Str | IrExpr::SocketAddrStr => false,
             IrExpr::Field(inner, _)
             | IrExpr::Ref(inner)
             | IrExpr::Deref(inner)
@@ -107,7 +107,7 @@ impl<'i> AsyncScan<'i> {
             IrExpr::For { iter, body, .. } => self.expr(iter) || self.block(body),
             IrExpr::StructLit(_, fields) => self.exprs(fields),
             IrExpr::Macro { path, exprs, .. } => self.exprs(exprs) || self.expansion(path),
-            IrExpr::Other(children) => self.exprs(children),
+            IrExpr::Other(children) | IrExpr::Loop(children) => self.exprs(children),
         }
     }
 
