@@ -106,6 +106,9 @@ pub fn build(
     opaque: &BTreeSet<FnId>,
     resolved: Vec<Vec<Body>>,
 ) -> CallGraph {
+    let mut resolved = resolved;
+    let wrappers = spawner_wrappers(index, rules, &resolved);
+    detach_wrapped_spawns(index, &mut resolved, &wrappers);
     let mut leaves = leaves(index, rules, opaque);
     leaves.calls_param = called_params(&resolved);
     infer_wrappers(index, rules, &resolved, &mut leaves);
@@ -183,6 +186,76 @@ pub fn build(
         bodies,
         fn_body,
         call_edges,
+    }
+}
+
+/// A library's own task spawners (mongodb's `runtime::spawn(fut)` → `AsyncJoinHandle::spawn` →
+/// `Handle::spawn`): functions that hand one of their parameters to a task spawner (`spawners` in
+/// rules/runtime.toml) or to another such wrapper, to a fixpoint. A wrapper is not opaque (its
+/// own body is analysed like any other); only what its arguments build is detached.
+fn spawner_wrappers(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>]) -> BTreeSet<FnId> {
+    let direct: BTreeSet<FnId> = rules
+        .spawners
+        .iter()
+        .flat_map(|p| resolve_absolute(index, p))
+        .collect();
+    let mut wrappers = BTreeSet::new();
+    loop {
+        let mut grew = false;
+        for (f, bodies) in resolved.iter().enumerate() {
+            if wrappers.contains(&f) {
+                continue;
+            }
+            let Some(body) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else {
+                continue;
+            };
+            let hands_on = body.calls.iter().any(|c| {
+                !c.param_args.is_empty()
+                    && !c.targets.is_empty()
+                    && c.targets.iter().all(|t| match t {
+                        Target::Fn(g, _) => direct.contains(g) || wrappers.contains(g),
+                        Target::External(p, _) => rules.spawners.iter().any(|s| s == p),
+                        _ => false,
+                    })
+            });
+            if hands_on {
+                wrappers.insert(f);
+                grew = true;
+            }
+        }
+        if !grew {
+            return wrappers;
+        }
+    }
+}
+
+/// `runtime::spawn(monitor.execute())` through a spawner wrapper: like
+/// `resolve::Walker::detach_spawned` for the spawners themselves, the async fns called in the
+/// wrapper call's arguments only build the future; their bodies run as another task (reported with
+/// the async fn as root), so those calls lose their edge.
+fn detach_wrapped_spawns(index: &Index, resolved: &mut [Vec<Body>], wrappers: &BTreeSet<FnId>) {
+    if wrappers.is_empty() {
+        return;
+    }
+    for bodies in resolved.iter_mut() {
+        for b in bodies.iter_mut() {
+            for i in 0..b.calls.len() {
+                let c = &b.calls[i];
+                let spawns = !c.targets.is_empty()
+                    && c.targets
+                        .iter()
+                        .all(|t| matches!(t, Target::Fn(f, _) if wrappers.contains(f)));
+                if !spawns {
+                    continue;
+                }
+                let from = c.args_from.min(i);
+                for arg_call in &mut b.calls[from..i] {
+                    arg_call.targets.retain(
+                        |t| !matches!(t, Target::Fn(f, _) if index.fns[*f].ir.sig.is_async),
+                    );
+                }
+            }
+        }
     }
 }
 
@@ -684,6 +757,21 @@ mod tests {
 
     fn one(src: &str) -> Vec<(u32, String)> {
         sites(&analyze_files(&[("src/lib.rs", src)]))
+    }
+
+    #[test]
+    fn futures_handed_to_a_librarys_own_spawn_wrapper_are_detached() {
+        // mongodb: runtime::spawn(shutdown.tasks.track_future(monitor.execute())).
+        let src =
+            "fn spawn<F: std::future::Future + Send + 'static>(fut: F) { tokio::spawn(fut); }\n\
+                   fn spawn_named<F: std::future::Future + Send + 'static>(fut: F) { spawn(fut) }\n\
+                   fn track<F>(f: F) -> F { f }\n\
+                   async fn monitor() { std::fs::read(\"x\"); }\n\
+                   async fn start() { spawn_named(track(monitor())); }\n\
+                   async fn awaited() { track(monitor()).await; }\n";
+        // The read is reported in `monitor` (4) and where the future is awaited (6), not in
+        // `start`, which only spawns it.
+        assert_eq!(one(src), [(4, "NB0101".into()), (6, "NB0101".into())]);
     }
 
     #[test]

@@ -111,6 +111,9 @@ pub struct CallSite {
     /// `IP:port` string literal or a `SocketAddr` value. The rules' `dns_only_apis` then wait
     /// for nothing.
     pub addr_is_ip: bool,
+    /// Index in the body's calls where this call's argument calls start (they run up to the call
+    /// itself): what a spawner wrapper's argument builds (`graph::detach_wrapped_spawns`).
+    pub args_from: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -390,7 +393,7 @@ impl Walker<'_> {
                     if !self.closures[c].used {
                         self.closures[c].used = true;
                         let calls = self.closures[c].calls.clone();
-                        self.sink.extend(calls);
+                        self.inline_calls(calls);
                     }
                 }
             }
@@ -794,6 +797,24 @@ impl Walker<'_> {
         }
     }
 
+    /// Appends a stored closure's calls where it is called; their `args_from` indices were
+    /// relative to the closure's own call list.
+    fn inline_calls(&mut self, calls: Vec<CallSite>) {
+        let base = self.sink.len();
+        self.sink.extend(calls.into_iter().map(|mut c| {
+            c.args_from += base;
+            c
+        }));
+    }
+
+    /// Records where the argument calls of the call just pushed start (see
+    /// [`CallSite::args_from`]).
+    fn set_args_from(&mut self, args_start: usize) {
+        if let Some(c) = self.sink.last_mut() {
+            c.args_from = args_start;
+        }
+    }
+
     fn push_call(
         &mut self,
         pos: Pos,
@@ -809,6 +830,7 @@ impl Walker<'_> {
             param_args,
             hold: Hold::Unknown,
             addr_is_ip: false,
+            args_from: self.sink.len(),
         });
     }
 
@@ -868,7 +890,7 @@ impl Walker<'_> {
                     let (_, closures, params) = self.walk_args(args);
                     self.closures[c].used = true;
                     let calls = self.closures[c].calls.clone();
-                    self.sink.extend(calls);
+                    self.inline_calls(calls);
                     if !closures.is_empty() || !params.is_empty() {
                         self.push_call(
                             pos,
@@ -896,6 +918,7 @@ impl Walker<'_> {
             Some(targets) => {
                 self.detach_spawned(args_start, &targets);
                 self.push_call(pos, targets, closures, params);
+                self.set_args_from(args_start);
                 ret
             }
         }
@@ -1104,6 +1127,7 @@ impl Walker<'_> {
         let ret = self.return_type(&targets, Some(&level), &arg_types);
         self.detach_spawned(args_start, &targets);
         self.push_call(pos, targets, closures, params);
+        self.set_args_from(args_start);
         if ret.is_unknown() && is_identity_method(method) {
             return recv_peeled;
         }

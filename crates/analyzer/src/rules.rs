@@ -161,6 +161,8 @@ struct RawRuntime {
     system_ffi: Vec<String>,
     #[serde(default)]
     fast_ffi: Vec<String>,
+    #[serde(default)]
+    spawners: Vec<String>,
 }
 
 /// A matched API: which rule, which entry.
@@ -186,6 +188,9 @@ pub struct RuleDb {
     pub system_ffi: Vec<String>,
     /// Foreign functions that return without waiting: never reported (`rules/runtime.toml`).
     pub fast_ffi: Vec<String>,
+    /// Task spawners (also `opaque`): a function that hands its parameter to one is a spawner
+    /// too (`graph::spawner_wrappers`).
+    pub spawners: Vec<String>,
     /// FFI libraries the project trusts (config `ffi.trust`): never reported.
     pub trusted_ffi: Vec<String>,
     /// Per-library severity of FFI findings (config `ffi.severity`).
@@ -222,6 +227,7 @@ impl RuleDb {
             opaque: runtime.opaque,
             system_ffi: runtime.system_ffi,
             fast_ffi: runtime.fast_ffi,
+            spawners: runtime.spawners,
             trusted_ffi: Vec::new(),
             ffi_severity: BTreeMap::new(),
             disabled: Default::default(),
