@@ -43,6 +43,17 @@ pub enum Hold {
     Escapes,
 }
 
+impl Hold {
+    /// A temporary's hold in code that waits (awaits or loops) or does not.
+    pub fn of_temporary(waits: bool) -> Hold {
+        if waits {
+            Hold::Long
+        } else {
+            Hold::Short
+        }
+    }
+}
+
 /// How the value of a statement's outermost call is kept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Binding {

@@ -103,13 +103,13 @@ pub fn build(
     index: &Index,
     rules: &RuleDb,
     roots: &[String],
-    opaque: &BTreeSet<FnId>,
-    resolved: Vec<Vec<Body>>,
+    mut resolved: Vec<Vec<Body>>,
 ) -> CallGraph {
-    let mut resolved = resolved;
-    let wrappers = spawner_wrappers(index, rules, &resolved);
-    detach_wrapped_spawns(index, &mut resolved, &wrappers);
-    let mut leaves = leaves(index, rules, opaque);
+    let spawners = spawners(index, rules, &resolved);
+    for b in resolved.iter_mut().flatten() {
+        detach_spawned(index, rules, &spawners, &mut b.calls);
+    }
+    let mut leaves = leaves(index, rules);
     leaves.calls_param = called_params(&resolved);
     infer_wrappers(index, rules, &resolved, &mut leaves);
     let member_unit: Vec<bool> = index
@@ -189,21 +189,17 @@ pub fn build(
     }
 }
 
-/// A library's own task spawners (mongodb's `runtime::spawn(fut)` → `AsyncJoinHandle::spawn` →
-/// `Handle::spawn`): functions that hand one of their parameters to a task spawner (`spawners` in
-/// rules/runtime.toml) or to another such wrapper, to a fixpoint. A wrapper is not opaque (its
-/// own body is analysed like any other); only what its arguments build is detached.
-fn spawner_wrappers(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>]) -> BTreeSet<FnId> {
-    let direct: BTreeSet<FnId> = rules
-        .spawners
-        .iter()
-        .flat_map(|p| resolve_absolute(index, p))
-        .collect();
-    let mut wrappers = BTreeSet::new();
+/// The task spawners of the graph: those listed in `spawners` (rules/runtime.toml), and a
+/// library's own wrappers around them (mongodb's `runtime::spawn(fut)` → `AsyncJoinHandle::spawn`
+/// → `Handle::spawn`): functions that hand one of their parameters to a spawner, to a fixpoint. A
+/// wrapper is not opaque (its own body is analysed like any other); only what its arguments build
+/// is detached ([`detach_spawned`]).
+fn spawners(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>]) -> BTreeSet<FnId> {
+    let mut spawners = resolve_all_paths(index, &rules.spawners);
     loop {
         let mut grew = false;
         for (f, bodies) in resolved.iter().enumerate() {
-            if wrappers.contains(&f) {
+            if spawners.contains(&f) {
                 continue;
             }
             let Some(body) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else {
@@ -212,49 +208,54 @@ fn spawner_wrappers(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>]) -> BT
             let hands_on = body.calls.iter().any(|c| {
                 !c.param_args.is_empty()
                     && !c.targets.is_empty()
-                    && c.targets.iter().all(|t| match t {
-                        Target::Fn(g, _) => direct.contains(g) || wrappers.contains(g),
-                        Target::External(p, _) => rules.spawners.iter().any(|s| s == p),
-                        _ => false,
-                    })
+                    && c.targets.iter().all(|t| is_spawner(rules, &spawners, t))
             });
             if hands_on {
-                wrappers.insert(f);
+                spawners.insert(f);
                 grew = true;
             }
         }
         if !grew {
-            return wrappers;
+            return spawners;
         }
     }
 }
 
-/// `runtime::spawn(monitor.execute())` through a spawner wrapper: like
-/// `resolve::Walker::detach_spawned` for the spawners themselves, the async fns called in the
-/// wrapper call's arguments only build the future; their bodies run as another task (reported with
-/// the async fn as root), so those calls lose their edge.
-fn detach_wrapped_spawns(index: &Index, resolved: &mut [Vec<Body>], wrappers: &BTreeSet<FnId>) {
-    if wrappers.is_empty() {
-        return;
+fn is_spawner(rules: &RuleDb, spawners: &BTreeSet<FnId>, t: &Target) -> bool {
+    match t {
+        Target::Fn(f, _) => spawners.contains(f),
+        Target::External(p, _) => rules.spawners.iter().any(|s| s == p),
+        _ => false,
     }
-    for bodies in resolved.iter_mut() {
-        for b in bodies.iter_mut() {
-            for i in 0..b.calls.len() {
-                let c = &b.calls[i];
-                let spawns = !c.targets.is_empty()
-                    && c.targets
-                        .iter()
-                        .all(|t| matches!(t, Target::Fn(f, _) if wrappers.contains(f)));
-                if !spawns {
-                    continue;
-                }
-                let from = c.args_from.min(i);
-                for arg_call in &mut b.calls[from..i] {
-                    arg_call.targets.retain(
-                        |t| !matches!(t, Target::Fn(f, _) if index.fns[*f].ir.sig.is_async),
-                    );
-                }
+}
+
+/// `tokio::spawn(report_loop(rx))`, `runtime::spawn(track(monitor.execute()))`: calling an async
+/// fn only builds its future; when the future goes to a task spawner its body runs as another task
+/// (and is reported with the async fn itself as the root), not as part of the caller. So the
+/// async-fn calls written in a spawner call's arguments (`CallSite::args_from` up to the call)
+/// lose their edge. Sync calls there (`tokio::spawn(make_future(load()))`) still run in the
+/// caller and keep it. Applied to every call list, closure arguments' included.
+fn detach_spawned(
+    index: &Index,
+    rules: &RuleDb,
+    spawners: &BTreeSet<FnId>,
+    calls: &mut [CallSite],
+) {
+    for i in 0..calls.len() {
+        if calls[i]
+            .targets
+            .iter()
+            .any(|t| is_spawner(rules, spawners, t))
+        {
+            let from = calls[i].args_from.min(i);
+            for arg_call in &mut calls[from..i] {
+                arg_call
+                    .targets
+                    .retain(|t| !matches!(t, Target::Fn(f, _) if index.fns[*f].ir.sig.is_async));
             }
+        }
+        for ca in &mut calls[i].closure_args {
+            detach_spawned(index, rules, spawners, &mut ca.calls);
         }
     }
 }
@@ -370,7 +371,7 @@ fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
     out
 }
 
-fn leaves(index: &Index, rules: &RuleDb, opaque: &BTreeSet<FnId>) -> Leaves {
+fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
     let mut api = BTreeMap::new();
     for (ri, rule) in rules.rules.iter().enumerate() {
         for (ai, a) in rule.apis.iter().enumerate() {
@@ -388,11 +389,7 @@ fn leaves(index: &Index, rules: &RuleDb, opaque: &BTreeSet<FnId>) -> Leaves {
     }
     let mut system_ffi = BTreeSet::new();
     if let Some(ffi) = rules.ffi_rule() {
-        let fast: BTreeSet<FnId> = rules
-            .fast_ffi
-            .iter()
-            .flat_map(|p| resolve_absolute(index, p))
-            .collect();
+        let fast = resolve_all_paths(index, &rules.fast_ffi);
         for (f, def) in index.fns.iter().enumerate() {
             let library = &index.units[def.unit].crate_name;
             if def.foreign && !rules.trusted_ffi.contains(library) && !fast.contains(&f) {
@@ -422,16 +419,19 @@ fn leaves(index: &Index, rules: &RuleDb, opaque: &BTreeSet<FnId>) -> Leaves {
         system_ffi,
         calls_param: Vec::new(),
         boundary,
-        opaque: opaque.clone(),
+        opaque: opaque_fns(index, rules),
     }
 }
 
 /// The analysed functions behind the runtime's opaque entries (`tokio::spawn`, tracing's
-/// dispatch, configured `allow` paths): never entered by the graph, and, for the task spawners,
-/// where the resolver detaches spawned async fn calls. Computed once per run for both.
-pub fn opaque_fns(index: &Index, rules: &RuleDb) -> BTreeSet<FnId> {
-    rules
-        .opaque
+/// dispatch, configured `allow` paths): never entered by the graph.
+fn opaque_fns(index: &Index, rules: &RuleDb) -> BTreeSet<FnId> {
+    resolve_all_paths(index, &rules.opaque)
+}
+
+/// [`resolve_absolute`] over a list of paths from the rule data.
+fn resolve_all_paths(index: &Index, paths: &[String]) -> BTreeSet<FnId> {
+    paths
         .iter()
         .flat_map(|p| resolve_absolute(index, p))
         .collect()
@@ -628,10 +628,10 @@ fn flatten(
     let mut effects = Vec::new();
     for t in &c.targets {
         if let Some(e) = effect(index, rules, leaves, t, in_member) {
-            if c.hold == Hold::Short && api_of(rules, &e).is_some_and(|a| a.guard) {
-                continue;
-            }
-            if c.addr_is_ip && api_of(rules, &e).is_some_and(|a| a.dns_only) {
+            // A lock with a short critical section, or a name lookup given an IP address.
+            if api_of(rules, &e)
+                .is_some_and(|a| (a.guard && c.hold == Hold::Short) || (a.dns_only && c.addr_is_ip))
+            {
                 continue;
             }
             if !effects.contains(&e) {

@@ -185,13 +185,12 @@ pub fn analyze_workspace(
     lap("index", &mut phases);
     progress.phase("resolve", 0);
 
-    let opaque = graph::opaque_fns(&index, rules);
     let root_fns = roots::candidates(&ws, &index, &config.roots);
     let resolve::Resolution {
         bodies: resolved,
         panics,
         resolved: functions_resolved,
-    } = resolve::resolve_reachable(&index, rules, &opaque, &root_fns);
+    } = resolve::resolve_reachable(&index, rules, &root_fns);
     for (f, panic) in panics {
         let package = &ws.packages[index.units[index.fns[f].unit].package].name;
         errors.push(guard::internal_error(
@@ -213,7 +212,7 @@ pub fn analyze_workspace(
     progress.phase("graph", 0);
 
     guard::inject("graph", "");
-    let graph = graph::build(&ws, &index, rules, &config.roots, &opaque, resolved);
+    let graph = graph::build(&ws, &index, rules, &config.roots, resolved);
     lap("graph", &mut phases);
 
     let summaries = propagate::summaries(&graph, index.fns.len());

@@ -283,10 +283,9 @@ mod tests {
         let load = crate::load::load_unit(&ws, 0);
         let index = crate::index::Index::build(&ws, vec![load.loaded]);
         let rules = crate::RuleDb::builtin();
-        let opaque = crate::graph::opaque_fns(&index, &rules);
         let roots = crate::roots::candidates(&ws, &index, &[]);
-        let resolved = crate::resolve::resolve_reachable(&index, &rules, &opaque, &roots);
-        let graph = crate::graph::build(&ws, &index, &rules, &[], &opaque, resolved.bodies);
+        let resolved = crate::resolve::resolve_reachable(&index, &rules, &roots);
+        let graph = crate::graph::build(&ws, &index, &rules, &[], resolved.bodies);
         let summaries = super::summaries(&graph, index.fns.len());
         let with_summary: Vec<&str> = (0..index.fns.len())
             .filter(|&f| !summaries[f].is_empty())

@@ -11,7 +11,7 @@
 //! contexts); sync closures passed as call arguments are kept with the call so the graph can drop
 //! them at offload boundaries; other sync closures are inlined into the enclosing body.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use rayon::prelude::*;
 
@@ -111,8 +111,8 @@ pub struct CallSite {
     /// `IP:port` string literal or a `SocketAddr` value. The rules' `dns_only_apis` then wait
     /// for nothing.
     pub addr_is_ip: bool,
-    /// Index in the body's calls where this call's argument calls start (they run up to the call
-    /// itself): what a spawner wrapper's argument builds (`graph::detach_wrapped_spawns`).
+    /// Index in the call list where this call's argument calls start (they run up to the call
+    /// itself): what a task spawner's argument builds (`graph::detach_spawned`).
     pub args_from: usize,
 }
 
@@ -156,14 +156,7 @@ pub struct Resolution {
 /// it calls its closure parameter decides if a closure argument runs in the caller). The set is
 /// a closure, so it does not depend on the thread count or the order of resolution, and neither
 /// does any body (each is resolved on its own from the index).
-///
-/// `opaque` ([`crate::graph::opaque_fns`]) holds the task spawners, for [`Walker::detach_spawned`].
-pub fn resolve_reachable(
-    index: &Index,
-    rules: &RuleDb,
-    opaque: &BTreeSet<FnId>,
-    roots: &[FnId],
-) -> Resolution {
+pub fn resolve_reachable(index: &Index, rules: &RuleDb, roots: &[FnId]) -> Resolution {
     let mut bodies: Vec<Vec<Body>> = (0..index.fns.len()).map(|_| Vec::new()).collect();
     let mut queued = vec![false; index.fns.len()];
     let mut frontier: Vec<FnId> = Vec::new();
@@ -182,7 +175,7 @@ pub fn resolve_reachable(
                 crate::guard::guard(|| {
                     let unit = &index.units[index.fns[f].unit];
                     crate::guard::inject("resolve", &unit.crate_name);
-                    resolve_fn(index, rules, opaque, f)
+                    resolve_fn(index, rules, f)
                 })
             })
             .collect();
@@ -227,7 +220,7 @@ fn callees(calls: &[CallSite], out: &mut impl FnMut(FnId)) {
     }
 }
 
-pub fn resolve_fn(index: &Index, rules: &RuleDb, opaque: &BTreeSet<FnId>, f: FnId) -> Vec<Body> {
+pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
     let def = &index.fns[f];
     let Some(block) = &def.ir.body else {
         return Vec::new();
@@ -250,7 +243,6 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, opaque: &BTreeSet<FnId>, f: FnI
     let mut w = Walker {
         index,
         rules,
-        opaque,
         fn_id: f,
         module: def.module,
         generics,
@@ -322,8 +314,6 @@ struct StoredClosure {
 struct Walker<'i> {
     index: &'i Index,
     rules: &'i RuleDb,
-    /// See [`Walker::detach_spawned`].
-    opaque: &'i BTreeSet<FnId>,
     fn_id: FnId,
     module: ModId,
     generics: Vec<IrGeneric>,
@@ -416,12 +406,11 @@ impl Walker<'_> {
         self.walk(body);
         self.pop_scope();
         // An expression body is one statement; a block body was classified by `walk_block`.
-        let hold = if critical::expr_waits(body) {
-            Hold::Long
-        } else {
-            Hold::Short
-        };
-        decide_hold(&mut self.sink, None, hold);
+        decide_hold(
+            &mut self.sink,
+            None,
+            Hold::of_temporary(critical::expr_waits(body)),
+        );
         let calls = std::mem::replace(&mut self.sink, outer);
         (calls, first_body..self.extra_bodies.len() + 1)
     }
@@ -488,17 +477,10 @@ impl Walker<'_> {
                 IrStmt::Expr(e) => last = self.walk(e),
                 IrStmt::Item => {}
             }
-            let statement = if critical::stmt_waits(s) {
-                Hold::Long
-            } else {
-                Hold::Short
-            };
-            let rest_of_block =
-                if statement == Hold::Long || b.stmts[i + 1..].iter().any(critical::stmt_waits) {
-                    Hold::Long
-                } else {
-                    Hold::Short
-                };
+            let statement = Hold::of_temporary(critical::stmt_waits(s));
+            let rest_of_block = Hold::of_temporary(
+                statement == Hold::Long || b.stmts[i + 1..].iter().any(critical::stmt_waits),
+            );
             let kept = critical::kept_call(s, i + 1 == b.stmts.len()).map(|(pos, binding)| {
                 let hold = match binding {
                     Binding::Let => rest_of_block,
@@ -607,11 +589,7 @@ impl Walker<'_> {
                     // An arm's body is a temporary scope of its own: a guard taken there is
                     // dropped when the arm ends, whatever the rest of the `match` awaits. A guard
                     // that is the arm's value leaves it: long.
-                    let statement = if critical::expr_waits(body) {
-                        Hold::Long
-                    } else {
-                        Hold::Short
-                    };
+                    let statement = Hold::of_temporary(critical::expr_waits(body));
                     let kept = critical::value_call(body).map(|p| (self.pos(p), Hold::Long));
                     decide_hold(&mut self.sink[first_call..], kept, statement);
                 }
@@ -776,27 +754,6 @@ impl Walker<'_> {
         (types, closures, param_args)
     }
 
-    /// `tokio::spawn(report_loop(rx))`: calling an async fn only builds its future; when the
-    /// future goes straight to a task spawner its body runs as another task (and is reported
-    /// with the async fn itself as the root), not as part of the caller. So the async-fn calls
-    /// written in the spawner's arguments (call sites from `args_start` on) lose their edge.
-    /// Sync calls there (`tokio::spawn(make_future(load()))`) still run in the caller and keep it.
-    fn detach_spawned(&mut self, args_start: usize, targets: &[Target]) {
-        let spawns = targets.iter().any(|t| match t {
-            Target::Fn(f, _) => self.opaque.contains(f),
-            Target::External(p, _) => self.rules.opaque.iter().any(|o| o == p),
-            _ => false,
-        });
-        if !spawns {
-            return;
-        }
-        let index = self.index;
-        for call in &mut self.sink[args_start..] {
-            call.targets
-                .retain(|t| !matches!(t, Target::Fn(f, _) if index.fns[*f].ir.sig.is_async));
-        }
-    }
-
     /// Appends a stored closure's calls where it is called; their `args_from` indices were
     /// relative to the closure's own call list.
     fn inline_calls(&mut self, calls: Vec<CallSite>) {
@@ -916,7 +873,6 @@ impl Walker<'_> {
         match targets {
             None => ret, // a constructor: tuple struct or enum variant
             Some(targets) => {
-                self.detach_spawned(args_start, &targets);
                 self.push_call(pos, targets, closures, params);
                 self.set_args_from(args_start);
                 ret
@@ -1125,7 +1081,6 @@ impl Walker<'_> {
             }
         };
         let ret = self.return_type(&targets, Some(&level), &arg_types);
-        self.detach_spawned(args_start, &targets);
         self.push_call(pos, targets, closures, params);
         self.set_args_from(args_start);
         if ret.is_unknown() && is_identity_method(method) {

@@ -143,12 +143,10 @@ mod tests {
         let load = crate::load::load_unit(&ws, 0);
         let index = crate::index::Index::build(&ws, vec![load.loaded]);
         let rules = crate::RuleDb::builtin();
-        let opaque = crate::graph::opaque_fns(&index, &rules);
         let candidates = super::candidates(&ws, &index, configured);
         let findings = |from: &[usize]| {
-            let resolved = crate::resolve::resolve_reachable(&index, &rules, &opaque, from);
-            let graph =
-                crate::graph::build(&ws, &index, &rules, configured, &opaque, resolved.bodies);
+            let resolved = crate::resolve::resolve_reachable(&index, &rules, from);
+            let graph = crate::graph::build(&ws, &index, &rules, configured, resolved.bodies);
             let summaries = crate::propagate::summaries(&graph, index.fns.len());
             // Body indices differ (fewer bodies): name a root body by its owner and position.
             let raw: Vec<_> = crate::propagate::findings(&graph, &summaries)

@@ -189,7 +189,7 @@ pub struct RuleDb {
     /// Foreign functions that return without waiting: never reported (`rules/runtime.toml`).
     pub fast_ffi: Vec<String>,
     /// Task spawners (also `opaque`): a function that hands its parameter to one is a spawner
-    /// too (`graph::spawner_wrappers`).
+    /// too (`graph::spawners`).
     pub spawners: Vec<String>,
     /// FFI libraries the project trusts (config `ffi.trust`): never reported.
     pub trusted_ffi: Vec<String>,
