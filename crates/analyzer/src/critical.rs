@@ -68,8 +68,8 @@ pub enum Binding {
 /// the block's last expression.
 pub fn kept_call(stmt: &IrStmt, is_last: bool) -> Option<(Pos, Binding)> {
     match stmt {
-        IrStmt::Let { init: Some(e), .. } => spine_call(e).map(|p| (p, Binding::Let)),
-        IrStmt::Expr(e) if is_last => spine_call(e).map(|p| (p, Binding::Escapes)),
+        IrStmt::Let { init: Some(e), .. } => value_call(e).map(|p| (p, Binding::Let)),
+        IrStmt::Expr(e) if is_last => value_call(e).map(|p| (p, Binding::Escapes)),
         _ => None,
     }
 }
@@ -85,17 +85,14 @@ const GUARD_PRESERVING: &[&str] = &[
     "into",
 ];
 
-/// The call whose value an expression is (see [`kept_call`]).
+/// The call whose value an expression is: the call at the end of its chain of value-preserving
+/// adapters (see [`kept_call`]).
 pub fn value_call(e: &IrExpr) -> Option<Pos> {
-    spine_call(e)
-}
-
-fn spine_call(e: &IrExpr) -> Option<Pos> {
     match e {
         IrExpr::MethodCall {
             receiver, method, ..
-        } if GUARD_PRESERVING.contains(&method.as_str()) => spine_call(receiver),
-        IrExpr::Try(inner) => spine_call(inner),
+        } if GUARD_PRESERVING.contains(&method.as_str()) => value_call(receiver),
+        IrExpr::Try(inner) => value_call(inner),
         IrExpr::MethodCall { pos, .. } | IrExpr::Call { pos, .. } => Some(*pos),
         _ => None,
     }
@@ -154,11 +151,7 @@ pub fn expr_waits(e: &IrExpr) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::testutil::{analyze_files, sites};
-
-    fn one(src: &str) -> Vec<(u32, String)> {
-        sites(&analyze_files(&[("src/lib.rs", src)]))
-    }
+    use crate::testutil::lib_rs_sites as one;
 
     #[test]
     fn temporaries_and_short_let_bound_guards_are_not_reported() {

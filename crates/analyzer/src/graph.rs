@@ -753,11 +753,7 @@ fn api_key(m: ApiMatch, path: &str) -> ApiKey {
 
 #[cfg(test)]
 mod tests {
-    use crate::testutil::{analyze_files, sites};
-
-    fn one(src: &str) -> Vec<(u32, String)> {
-        sites(&analyze_files(&[("src/lib.rs", src)]))
-    }
+    use crate::testutil::{analyze_files, lib_rs_sites as one, sites};
 
     #[test]
     fn futures_handed_to_a_librarys_own_spawn_wrapper_are_detached() {

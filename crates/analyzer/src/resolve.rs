@@ -1605,11 +1605,7 @@ fn constructor_type(p: &str, arg_types: &[Ty]) -> Ty {
 
 #[cfg(test)]
 mod tests {
-    use crate::testutil::{analyze_files, sites};
-
-    fn one(src: &str) -> Vec<(u32, String)> {
-        sites(&analyze_files(&[("src/lib.rs", src)]))
-    }
+    use crate::testutil::{analyze_files, lib_rs_sites as one, sites};
 
     #[test]
     fn a_macro_with_a_large_expansion_tree_does_not_hide_later_macros() {

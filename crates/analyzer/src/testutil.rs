@@ -86,6 +86,11 @@ pub fn sites(report: &Report) -> Vec<(u32, String)> {
     v
 }
 
+/// [`sites`] of a one-file crate whose `src/lib.rs` is `src`.
+pub fn lib_rs_sites(src: &str) -> Vec<(u32, String)> {
+    sites(&analyze_files(&[("src/lib.rs", src)]))
+}
+
 /// A one-package workspace of the given source kind whose crate (named `dep`, not a member, but
 /// reported so its findings are visible) is `lib`; with `cache`, a cache dir in the scratch dir.
 pub fn scratch_workspace(

@@ -21,7 +21,8 @@
 
 use std::fmt;
 
-use crate::runtime::{Placement, WorkerMetrics};
+use crate::probe::Tally;
+use crate::runtime::{LongPoll, Placement, WorkerMetrics};
 
 /// Failure fraction at or above which a run is starved.
 pub const FAILURE_STARVED: f64 = 0.01;
@@ -96,6 +97,33 @@ pub struct RunOutcome {
 }
 
 impl RunOutcome {
+    /// What every scenario measures the same way: the probes' tally, where the long polls landed
+    /// on `workers` workers, the runtime's worker metrics and the wall time. The per-task
+    /// scheduling ratios (`sched_busy`, `task_polls`) are left to the scenarios that take them.
+    pub fn measured(
+        total: &Tally,
+        long_polls: &[LongPoll],
+        workers: usize,
+        metrics: WorkerMetrics,
+        wall_ms: f64,
+    ) -> RunOutcome {
+        let dist = total.distribution();
+        RunOutcome {
+            ops: total.ops,
+            failed: total.timed_out,
+            p50_us: dist.percentile_us(50.0),
+            p99_us: dist.percentile_us(99.0),
+            max_us: dist.percentile_us(100.0),
+            profile_us: dist.profile_us(),
+            placement: (!long_polls.is_empty())
+                .then(|| Placement::from_long_polls(long_polls, workers)),
+            workers: metrics,
+            sched_busy: None,
+            task_polls: None,
+            wall_ms,
+        }
+    }
+
     pub fn failure_fraction(&self) -> f64 {
         if self.ops == 0 {
             0.0

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Barrier;
 
 use crate::probe::{run_op, OpShape, Tally};
-use crate::runtime::{on_fresh_runtime, Placement, PollLog, Watched, WorkerMetrics};
+use crate::runtime::{on_fresh_runtime, PollLog, Watched, WorkerMetrics};
 use crate::scenarios::seeds::LONG_POLL;
 use crate::scenarios::{self, ScenarioResult};
 use crate::verdict::RunOutcome;
@@ -290,21 +290,13 @@ async fn run_body(units: Arc<dyn RunUnits>, cfg: CategoryConfig) -> Result<RunOu
         .into_iter()
         .filter(|p| p.task < cfg.offenders)
         .collect();
-    let dist = total.distribution();
-    Ok(RunOutcome {
-        ops: total.ops,
-        failed: total.timed_out,
-        p50_us: dist.percentile_us(50.0),
-        p99_us: dist.percentile_us(99.0),
-        max_us: dist.percentile_us(100.0),
-        profile_us: dist.profile_us(),
-        placement: (!long_polls.is_empty())
-            .then(|| Placement::from_long_polls(&long_polls, cfg.workers)),
-        workers: WorkerMetrics::read(&handle).since(&before),
-        sched_busy: None,
-        task_polls: None,
+    Ok(RunOutcome::measured(
+        &total,
+        &long_polls,
+        cfg.workers,
+        WorkerMetrics::read(&handle).since(&before),
         wall_ms,
-    })
+    ))
 }
 
 /// Runs both variants of a category `runs` times each, alternating variants so slow drifts of the

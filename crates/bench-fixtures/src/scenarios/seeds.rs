@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Barrier;
 
 use crate::probe::{run_op, OpShape, Tally};
-use crate::runtime::{on_fresh_runtime, Placement, PollLog, Watched, WorkerMetrics};
+use crate::runtime::{on_fresh_runtime, PollLog, Watched, WorkerMetrics};
 use crate::scenarios::{Published, ScenarioResult};
 use crate::verdict::{RunOutcome, Signal, Spread, Verdict};
 
@@ -209,20 +209,10 @@ async fn seed_body(spec: SeedSpec) -> std::io::Result<RunOutcome> {
         .filter(|p| spec.per_request.is_some() || p.task < spec.blockers)
         .collect();
 
-    let dist = total.distribution();
     Ok(RunOutcome {
-        ops: total.ops,
-        failed: total.timed_out,
-        p50_us: dist.percentile_us(50.0),
-        p99_us: dist.percentile_us(99.0),
-        max_us: dist.percentile_us(100.0),
-        profile_us: dist.profile_us(),
-        placement: (!long_polls.is_empty())
-            .then(|| Placement::from_long_polls(&long_polls, spec.workers)),
-        workers,
         sched_busy: (!sched_busy.is_empty()).then(|| Spread::of(sched_busy).median),
         task_polls: (!polls.is_empty()).then(|| Spread::of(polls).median),
-        wall_ms,
+        ..RunOutcome::measured(&total, &long_polls, spec.workers, workers, wall_ms)
     })
 }
 
