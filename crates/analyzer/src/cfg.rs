@@ -6,6 +6,7 @@
 //! `#[cfg(test)]` never runs on a production runtime.
 
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::process::Command;
 
 use syn::punctuated::Punctuated;
@@ -38,10 +39,10 @@ impl CfgSet {
         set
     }
 
-    /// The target's cfg values, or a conservative Linux x86_64 set when rustc cannot be asked.
-    pub fn for_target(target: Option<&str>) -> Result<CfgSet, String> {
-        let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-        let mut cmd = Command::new(rustc);
+    /// The target's cfg values, asking the rustc of the toolchain that applies in `dir` (the
+    /// scanned workspace's directory, so its `rust-toolchain.toml` is honoured as cargo would).
+    pub fn for_target(target: Option<&str>, dir: Option<&Path>) -> Result<CfgSet, String> {
+        let mut cmd = rustc_in(dir);
         cmd.args(["--print", "cfg"]);
         if let Some(t) = target {
             cmd.args(["--target", t]);
@@ -52,7 +53,7 @@ impl CfgSet {
         if !out.status.success() {
             return Err(format!(
                 "rustc --print cfg failed: {}",
-                String::from_utf8_lossy(&out.stderr).trim()
+                tool_failure_text(&out.stderr)
             ));
         }
         let mut set = CfgSet::parse_rustc_output(&String::from_utf8_lossy(&out.stdout));
@@ -157,6 +158,40 @@ impl CfgSet {
     }
 }
 
+/// A `rustc` command (or `$RUSTC`) run in `dir`: under rustup, the toolchain is chosen by the
+/// directory's `rust-toolchain.toml`, so the scan asks the same compiler a build there would.
+pub(crate) fn rustc_in(dir: Option<&Path>) -> Command {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
+    let mut cmd = Command::new(rustc);
+    if let Some(d) = dir {
+        cmd.current_dir(d);
+    }
+    cmd
+}
+
+/// The reason a toolchain command gave on stderr, as the user needs it: rustup's own words
+/// ("toolchain '1.93.0-x86_64-unknown-linux-gnu' is not installed" and its `help:` line) without
+/// the backtrace that `RUST_BACKTRACE` appends, plus how to scan anyway.
+pub(crate) fn tool_failure_text(stderr: &[u8]) -> String {
+    let text = String::from_utf8_lossy(stderr);
+    let reason: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.starts_with("Stack backtrace:"))
+        .filter(|l| !l.trim().is_empty())
+        .collect();
+    let mut reason = reason.join("\n");
+    if reason.is_empty() {
+        reason = "no reason given on stderr".to_string();
+    }
+    if reason.contains("is not installed") && reason.contains("toolchain") {
+        reason.push_str(
+            "\nnote: the workspace's rust-toolchain file selects this toolchain; install it, or \
+             scan with another one: RUSTUP_TOOLCHAIN=stable cargo nonblock",
+        );
+    }
+    reason
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +228,20 @@ mod tests {
         assert!(a[0].path().is_ident("path"));
         let mut b = attrs("#[cfg_attr(unix, cfg(feature = \"net\"))]");
         assert!(!cfg.keep(&mut b));
+    }
+
+    #[test]
+    fn a_missing_toolchain_is_reported_in_rustups_words_without_the_backtrace() {
+        let stderr = b"error: toolchain '1.93.0-x86_64-unknown-linux-gnu' is not installed\n\
+            help: run `rustup toolchain install` to install it\n\n\
+            Stack backtrace:\n   0: anyhow::error\n";
+        let text = super::tool_failure_text(stderr);
+        assert!(text.starts_with("error: toolchain '1.93.0-x86_64-unknown-linux-gnu' is not installed\nhelp: run `rustup toolchain install`"), "{text}");
+        assert!(
+            !text.contains("backtrace") && !text.contains("anyhow"),
+            "{text}"
+        );
+        assert!(text.contains("RUSTUP_TOOLCHAIN=stable"), "{text}");
+        assert_eq!(super::tool_failure_text(b""), "no reason given on stderr");
     }
 }

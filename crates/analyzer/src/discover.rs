@@ -79,7 +79,13 @@ pub struct Workspace {
 /// Runs `cargo metadata` with the user's selection flags and builds the analysed set.
 pub fn discover(opts: &Options) -> Result<Workspace, String> {
     let mut cmd = MetadataCommand::new();
-    if let Some(p) = &opts.manifest_path {
+    // Absolute, because cargo runs in the workspace's directory below (a relative path would
+    // then be read from there).
+    let manifest_path = opts
+        .manifest_path
+        .as_deref()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf()));
+    if let Some(p) = &manifest_path {
         cmd.manifest_path(p);
     }
     if opts.all_features {
@@ -110,11 +116,21 @@ pub fn discover(opts: &Options) -> Result<Workspace, String> {
     }
     // `rustc --print cfg` needs nothing from the other commands: it runs meanwhile (a few
     // hundredths of a second of every run, warm or cold).
+    // Every toolchain command runs in the workspace's directory, as cargo would for a build
+    // there: its `rust-toolchain.toml` picks the toolchain.
+    let dir = manifest_path
+        .as_deref()
+        .and_then(|p| p.parent())
+        .filter(|d| !d.as_os_str().is_empty())
+        .map(Path::to_path_buf);
+    if let Some(d) = &dir {
+        cmd.current_dir(d);
+    }
     let (metadata, target_cfg) = std::thread::scope(|s| {
-        let target_cfg = s.spawn(|| CfgSet::for_target(opts.target.as_deref()));
+        let target_cfg = s.spawn(|| CfgSet::for_target(opts.target.as_deref(), dir.as_deref()));
         let metadata = match &opts.target {
             Some(t) => Ok(t.clone()),
-            None => host_triple(),
+            None => host_triple(dir.as_deref()),
         }
         .and_then(|triple| {
             other.push("--filter-platform".to_string());
@@ -138,12 +154,17 @@ fn describe_metadata_error(e: &cargo_metadata::Error) -> String {
     }
 }
 
-fn host_triple() -> Result<String, String> {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".to_string());
-    let out = std::process::Command::new(rustc)
+fn host_triple(dir: Option<&Path>) -> Result<String, String> {
+    let out = crate::cfg::rustc_in(dir)
         .arg("-vV")
         .output()
         .map_err(|e| format!("cannot run rustc -vV: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "rustc -vV failed: {}",
+            crate::cfg::tool_failure_text(&out.stderr)
+        ));
+    }
     String::from_utf8_lossy(&out.stdout)
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_string))

@@ -5,7 +5,7 @@
 //! order); resolution never panics on a missing or cyclic import — it yields no candidates and the
 //! call is counted as unresolved.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::discover::{DepTarget, Workspace};
 use crate::ir::*;
@@ -19,7 +19,7 @@ pub type UnitId = usize;
 pub type FileId = usize;
 
 /// What a name or path resolves to.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Res {
     Module(ModId),
     Fn(FnId),
@@ -42,6 +42,14 @@ pub struct Module {
     pub uses: Vec<IrUse>,
     pub imports: BTreeMap<String, Vec<Res>>,
     pub globs: Vec<Res>,
+    /// Named imports that were resolved, in part, through a guess: a name looked up in a glob
+    /// import of an unanalysed module (`use std::io::prelude::*; use versions_error::*;`).
+    pub guessed_imports: BTreeSet<String>,
+    /// Glob imports of unanalysed modules whose own path rests on a guess. They are kept for
+    /// lookups but never extended into further guesses: a guess built on a guess is noise
+    /// (`std::io::prelude::versions_error::Kind`), and letting guessed globs feed each other made
+    /// the import fixpoint grow multiplicatively per pass (rust-playground's `orchestrator`).
+    pub guessed_globs: BTreeSet<Vec<String>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +140,9 @@ pub struct Index {
     pub blanket_impls: Vec<ImplId>,
     /// Trait impls of the analysed graph for external types (`impl PathExt for Path`), by path.
     pub external_impls: BTreeMap<String, Vec<ImplId>>,
+    /// Path resolutions the import fixpoint performed (one per `use` per pass): the work count
+    /// the scaling regression test checks grows linearly with the number of imports.
+    pub import_work: usize,
 }
 
 /// A unit's lowered modules, as the loader produced them.
@@ -185,6 +196,8 @@ impl Index {
                 uses: m.uses,
                 imports: BTreeMap::new(),
                 globs: Vec::new(),
+                guessed_imports: BTreeSet::new(),
+                guessed_globs: BTreeSet::new(),
             });
             if let Some(p) = parent {
                 let name = m.path.last().cloned().unwrap_or_default();
@@ -360,36 +373,35 @@ impl Index {
 
     /// Resolves `use` declarations to a fixpoint: each pass resolves what the previous passes
     /// made reachable; chains through re-exports across crates settle in a few passes.
+    ///
+    /// Near-linear by construction: a pass costs one path resolution per `use`, membership tests
+    /// are hash-set lookups (not scans of the growing lists), and guesses never feed guesses, so
+    /// the values only grow along chains written in the source and the passes settle.
     fn resolve_imports(&mut self) {
+        // Per module: what `imports` and `globs` already hold, for O(1) "is it new" checks.
+        let mut seen_imports: Vec<HashSet<(String, Res)>> = self
+            .modules
+            .iter()
+            .map(|m| {
+                m.imports
+                    .iter()
+                    .flat_map(|(n, rs)| rs.iter().map(move |r| (n.clone(), r.clone())))
+                    .collect()
+            })
+            .collect();
+        let mut seen_globs: Vec<HashSet<Res>> = self
+            .modules
+            .iter()
+            .map(|m| m.globs.iter().cloned().collect())
+            .collect();
         for _pass in 0..MAX_RESOLVE_DEPTH {
-            let mut updates: Vec<(ModId, Option<String>, Vec<Res>)> = Vec::new();
+            let mut updates: Vec<(ModId, Option<String>, Vec<Res>, bool)> = Vec::new();
             for (mid, m) in self.modules.iter().enumerate() {
                 for u in &m.uses {
-                    let (path, name): (&[String], Option<String>) = if u.glob {
-                        (&u.path[..], None)
-                    } else if u.path.last().is_some_and(|l| l == "self") {
-                        let p = &u.path[..u.path.len() - 1];
-                        (
-                            p,
-                            Some(
-                                u.alias
-                                    .clone()
-                                    .unwrap_or_else(|| p.last().cloned().unwrap_or_default()),
-                            ),
-                        )
-                    } else {
-                        (
-                            &u.path[..],
-                            Some(
-                                u.alias
-                                    .clone()
-                                    .unwrap_or_else(|| u.path.last().cloned().unwrap_or_default()),
-                            ),
-                        )
-                    };
-                    if name.as_deref() == Some("_") || path.is_empty() {
+                    let Some((path, name)) = use_binding(u) else {
                         continue;
-                    }
+                    };
+                    self.import_work += 1;
 
                     // `use async_trait::async_trait;`: a path that starts with the name it binds,
                     // that of an extern crate, starts at the crate, as in rustc (an import never
@@ -400,45 +412,67 @@ impl Index {
                     let names_own_crate = !u.leading_colon
                         && name.as_deref() == Some(path[0].as_str())
                         && !self.extern_crate(m.unit, &path[0]).is_empty();
-                    let res =
-                        self.resolve_path_in(mid, path, u.leading_colon || names_own_crate, 0);
+                    let mut guessed = false;
+                    let res = self.resolve_path_tracked(
+                        mid,
+                        path,
+                        u.leading_colon || names_own_crate,
+                        0,
+                        &mut guessed,
+                    );
+                    self.import_work += res.len();
                     if res.is_empty() {
                         continue;
                     }
-                    match &name {
-                        // Re-resolved every pass: a name first seen through a half-resolved
-                        // chain (only the module of that name) gains the fn later.
-                        Some(n) => {
-                            let known = m.imports.get(n);
-                            if res.iter().any(|r| !known.is_some_and(|k| k.contains(r))) {
-                                updates.push((mid, name, res));
-                            }
-                        }
-                        None => {
-                            if res.iter().any(|r| !m.globs.contains(r)) {
-                                updates.push((mid, None, res));
-                            }
-                        }
+                    // Re-resolved every pass: a name first seen through a half-resolved chain
+                    // (only the module of that name) gains the fn later.
+                    let new = match &name {
+                        Some(n) => res
+                            .iter()
+                            .any(|r| !seen_imports[mid].contains(&(n.clone(), r.clone()))),
+                        None => res.iter().any(|r| !seen_globs[mid].contains(r)),
+                    };
+                    let newly_guessed = guessed
+                        && match &name {
+                            Some(n) => !m.guessed_imports.contains(n),
+                            None => res.iter().any(|r| match r {
+                                Res::External(p) | Res::ExternalRoot(p) => {
+                                    !m.guessed_globs.contains(p)
+                                }
+                                _ => false,
+                            }),
+                        };
+                    if new || newly_guessed {
+                        updates.push((mid, name, res, guessed));
                     }
                 }
             }
             if updates.is_empty() {
                 break;
             }
-            for (mid, name, res) in updates {
+            for (mid, name, res, guessed) in updates {
+                let module = &mut self.modules[mid];
                 match name {
                     Some(n) => {
-                        let entry = self.modules[mid].imports.entry(n).or_default();
+                        if guessed {
+                            module.guessed_imports.insert(n.clone());
+                        }
+                        let entry = module.imports.entry(n.clone()).or_default();
                         for r in res {
-                            if !entry.contains(&r) {
+                            if seen_imports[mid].insert((n.clone(), r.clone())) {
                                 entry.push(r);
                             }
                         }
                     }
                     None => {
                         for r in res {
-                            if !self.modules[mid].globs.contains(&r) {
-                                self.modules[mid].globs.push(r);
+                            if guessed {
+                                if let Res::External(p) | Res::ExternalRoot(p) = &r {
+                                    module.guessed_globs.insert(p.clone());
+                                }
+                            }
+                            if seen_globs[mid].insert(r.clone()) {
+                                module.globs.push(r);
                             }
                         }
                     }
@@ -483,11 +517,18 @@ impl Index {
         }
     }
 
-    /// Names visible in a module without the prelude: items, imports, then globs.
-    pub fn lookup_in_module(&self, module: ModId, name: &str, depth: usize) -> Vec<Res> {
+    /// Names visible in a module without the prelude: items, imports, then globs. `guessed` is
+    /// set when a name found rests on a guess (see `Module::guessed_imports`).
+    fn lookup_in_module(
+        &self,
+        module: ModId,
+        name: &str,
+        depth: usize,
+        guessed: &mut bool,
+    ) -> Vec<Res> {
         let mut found = Vec::new();
         let mut visited = BTreeSet::new();
-        self.lookup_via_globs(module, name, depth, &mut visited, &mut found);
+        self.lookup_via_globs(module, name, depth, &mut visited, &mut found, guessed);
         found
     }
 
@@ -501,11 +542,15 @@ impl Index {
         depth: usize,
         visited: &mut BTreeSet<ModId>,
         found: &mut Vec<Res>,
+        guessed: &mut bool,
     ) {
         if !visited.insert(module) {
             return;
         }
         let m = &self.modules[module];
+        if m.guessed_imports.contains(name) {
+            *guessed = true;
+        }
         // Items and imports live in different namespaces (`mod spawn` beside `pub use x::spawn`
         // for a fn): both are candidates.
         let before = found.len();
@@ -525,13 +570,19 @@ impl Index {
         }
         for g in &m.globs {
             if let Res::Module(gm) = g {
-                self.lookup_via_globs(*gm, name, depth + 1, visited, found);
+                self.lookup_via_globs(*gm, name, depth + 1, visited, found, guessed);
             }
         }
     }
 
     /// A later path segment inside a module: its names, then its globs of unanalysed modules.
-    fn lookup_segment(&self, module: ModId, name: &str, depth: usize) -> Vec<Res> {
+    fn lookup_segment(
+        &self,
+        module: ModId,
+        name: &str,
+        depth: usize,
+        guessed: &mut bool,
+    ) -> Vec<Res> {
         match name {
             "super" => {
                 return self.modules[module]
@@ -543,9 +594,9 @@ impl Index {
             "self" => return vec![Res::Module(module)],
             _ => {}
         }
-        let found = self.lookup_in_module(module, name, depth);
+        let found = self.lookup_in_module(module, name, depth, guessed);
         if found.is_empty() {
-            self.external_glob(module, name)
+            self.external_glob(module, name, guessed)
         } else {
             found
         }
@@ -553,7 +604,13 @@ impl Index {
 
     /// The first segment of a path: module scope, then extern crates, then std's prelude, then
     /// globs of unanalysed modules (`use std::fs::*`).
-    fn resolve_first(&self, module: ModId, name: &str, depth: usize) -> Vec<Res> {
+    fn resolve_first(
+        &self,
+        module: ModId,
+        name: &str,
+        depth: usize,
+        guessed: &mut bool,
+    ) -> Vec<Res> {
         let unit = self.modules[module].unit;
         match name {
             "crate" => return vec![Res::Module(self.units[unit].root)],
@@ -568,7 +625,7 @@ impl Index {
             "Self" => return Vec::new(),
             _ => {}
         }
-        let local = self.lookup_in_module(module, name, depth);
+        let local = self.lookup_in_module(module, name, depth, guessed);
         if !local.is_empty() {
             return local;
         }
@@ -579,28 +636,33 @@ impl Index {
         if let Some(p) = prelude_path(name) {
             return vec![Res::External(p)];
         }
-        self.external_glob(module, name)
+        self.external_glob(module, name, guessed)
     }
 
     /// `use std::fs::*` in a module: a name not found otherwise may come from that glob. Every
     /// such glob is a candidate (we cannot list an unanalysed module's names); never used for
-    /// names of std's prelude.
-    fn external_glob(&self, module: ModId, name: &str) -> Vec<Res> {
+    /// names of std's prelude, nor from a glob whose own path is a guess. Sets `guessed`.
+    fn external_glob(&self, module: ModId, name: &str, guessed: &mut bool) -> Vec<Res> {
         if prelude_path(name).is_some() {
             return Vec::new();
         }
-        self.modules[module]
+        let m = &self.modules[module];
+        let found: Vec<Res> = m
             .globs
             .iter()
             .filter_map(|g| match g {
-                Res::ExternalRoot(p) | Res::External(p) => {
+                Res::ExternalRoot(p) | Res::External(p) if !m.guessed_globs.contains(p) => {
                     let mut q = p.clone();
                     q.push(name.to_string());
                     Some(Res::External(canonical_external(q)))
                 }
                 _ => None,
             })
-            .collect()
+            .collect();
+        if !found.is_empty() {
+            *guessed = true;
+        }
+        found
     }
 
     /// Resolves a path written in `module` to every item it may name.
@@ -611,20 +673,32 @@ impl Index {
         leading_colon: bool,
         depth: usize,
     ) -> Vec<Res> {
+        self.resolve_path_tracked(module, segs, leading_colon, depth, &mut false)
+    }
+
+    /// `resolve_path_in`, also saying (in `guessed`) whether any segment rested on a guess.
+    fn resolve_path_tracked(
+        &self,
+        module: ModId,
+        segs: &[String],
+        leading_colon: bool,
+        depth: usize,
+        guessed: &mut bool,
+    ) -> Vec<Res> {
         if segs.is_empty() || depth > MAX_RESOLVE_DEPTH {
             return Vec::new();
         }
         let mut current: Vec<Res> = if leading_colon {
             self.extern_crate(self.modules[module].unit, &segs[0])
         } else {
-            self.resolve_first(module, &segs[0], depth + 1)
+            self.resolve_first(module, &segs[0], depth + 1, guessed)
         };
         for seg in &segs[1..] {
             let mut next = Vec::new();
             for r in &current {
                 match r {
                     Res::Module(m) => {
-                        for x in self.lookup_segment(*m, seg, depth + 1) {
+                        for x in self.lookup_segment(*m, seg, depth + 1, guessed) {
                             if !next.contains(&x) {
                                 next.push(x);
                             }
@@ -863,6 +937,32 @@ impl Index {
     }
 }
 
+/// What a `use` binds: the path it resolves and the name it binds (`None` for a glob); `None`
+/// for `use x as _` and empty paths, which bind nothing that can be called by name.
+fn use_binding(u: &IrUse) -> Option<(&[String], Option<String>)> {
+    let (path, name): (&[String], Option<String>) = if u.glob {
+        (&u.path[..], None)
+    } else if u.path.last().is_some_and(|l| l == "self") {
+        let p = &u.path[..u.path.len() - 1];
+        let name = u
+            .alias
+            .clone()
+            .unwrap_or_else(|| p.last().cloned().unwrap_or_default());
+        (p, Some(name))
+    } else {
+        let name = u
+            .alias
+            .clone()
+            .unwrap_or_else(|| u.path.last().cloned().unwrap_or_default());
+        (&u.path[..], Some(name))
+    };
+    if name.as_deref() == Some("_") || path.is_empty() {
+        None
+    } else {
+        Some((path, name))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::discover::{DepTarget, SourceKind};
@@ -898,5 +998,112 @@ mod tests {
                 m.path
             );
         }
+    }
+
+    /// Builds the index of one crate written inline.
+    fn index_of(name: &str, src: &str) -> Index {
+        let (ws, _scratch) = scratch_workspace(name, src, SourceKind::Workspace, false);
+        let load = crate::load::load_unit(&ws, 0);
+        Index::build(&ws, vec![load.loaded])
+    }
+
+    /// rust-playground's `orchestrator::coordinator` shape: a glob of an unanalysed module beside
+    /// glob imports of names nothing defines (modules a derive macro generates). Each of those
+    /// names is guessed to live in the unanalysed module; guesses used to be extended by further
+    /// guesses, so the globs grew by a factor per pass and the run never finished.
+    fn guessed_globs(k: usize) -> String {
+        let mut src = String::from("use std::io::prelude::*;\n");
+        for i in 0..k {
+            src.push_str(&format!("use generated_{i}::*;\n"));
+        }
+        src.push_str("pub fn f() {}\n");
+        src
+    }
+
+    /// A long chain of glob re-exports over a wide module, the other shape that made the
+    /// fixpoint's list scans quadratic.
+    fn glob_reexport_chain(width: usize) -> String {
+        let mut src = String::from("pub mod m0 {\n");
+        for i in 0..width {
+            src.push_str(&format!(
+                "    pub fn f{i}() {{}}\n    pub use std::fs::read as r{i};\n"
+            ));
+        }
+        src.push_str("}\n");
+        for m in 1..8 {
+            src.push_str(&format!(
+                "pub mod m{m} {{ pub use super::m{}::*; }}\n",
+                m - 1
+            ));
+        }
+        src.push_str("use m7::*;\n");
+        src
+    }
+
+    #[test]
+    fn import_fixpoint_work_grows_linearly_with_guessed_globs() {
+        let small = index_of("index-guess-8", &guessed_globs(8));
+        let large = index_of("index-guess-16", &guessed_globs(16));
+        // One resolution per `use` per pass plus the values it yields: a few passes of k uses,
+        // one guess each.
+        assert!(
+            large.import_work <= 2 * small.import_work + 8,
+            "work {} for 8 globs, {} for 16",
+            small.import_work,
+            large.import_work
+        );
+        assert!(large.import_work <= 10 * 17, "work {}", large.import_work);
+        // Each unknown name is guessed once, from the real glob only; no guess on a guess.
+        let root = &large.modules[large.units[0].root];
+        assert_eq!(root.globs.len(), 17, "{:?}", root.globs);
+        assert!(root.globs.iter().all(|g| match g {
+            Res::External(p) => p.len() <= 4,
+            _ => true,
+        }));
+        assert_eq!(root.guessed_globs.len(), 16);
+    }
+
+    #[test]
+    fn import_fixpoint_work_grows_linearly_with_reexport_width() {
+        let small = index_of("index-chain-200", &glob_reexport_chain(200));
+        let large = index_of("index-chain-400", &glob_reexport_chain(400));
+        assert!(
+            large.import_work <= 2 * small.import_work + 16,
+            "work {} for width 200, {} for 400",
+            small.import_work,
+            large.import_work
+        );
+    }
+
+    /// A guess still resolves what it should: `use std::fs::*; read(..)` names `std::fs::read`.
+    #[test]
+    fn a_name_from_an_unanalysed_glob_is_still_guessed_once() {
+        let index = index_of(
+            "index-guess-once",
+            "use std::fs::*;\nuse sub::*;\npub fn f() {}\n",
+        );
+        let root = &index.modules[index.units[0].root];
+        assert!(root.globs.contains(&Res::External(vec![
+            "std".into(),
+            "fs".into(),
+            "sub".into()
+        ])));
+        let mut guessed = false;
+        let found = index.resolve_path_tracked(
+            index.units[0].root,
+            &["read".to_string()],
+            false,
+            0,
+            &mut guessed,
+        );
+        assert!(guessed);
+        assert_eq!(
+            found,
+            vec![Res::External(vec![
+                "std".into(),
+                "fs".into(),
+                "read".into()
+            ])]
+        );
     }
 }

@@ -366,3 +366,56 @@ fn confirm_runs_a_category_on_a_real_runtime() {
     let unknown = run(&["nonblock", "confirm", "no-such-category"]);
     assert_eq!(unknown.status.code(), Some(2));
 }
+
+/// A workspace whose `rust-toolchain.toml` names a toolchain that is not installed: the scan
+/// stops with rustup's own reason and how to scan anyway, not "printed no host triple".
+#[test]
+fn an_uninstalled_pinned_toolchain_is_reported_in_rustups_words() {
+    let rustup_present = Command::new("rustup")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !rustup_present || std::env::var_os("RUSTC").is_some() {
+        eprintln!("skipped: the toolchain file is a rustup feature and rustup is not in use here");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("nonblock-toolchain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("src")).unwrap();
+    std::fs::write(
+        dir.join("Cargo.toml"),
+        "[package]\nname = \"pinned\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
+    std::fs::write(
+        dir.join("rust-toolchain.toml"),
+        "[toolchain]\nchannel = \"1.31.0\"\n",
+    )
+    .unwrap();
+    let out = bin()
+        .args(["nonblock", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        // Never let rustup try to download it; run from elsewhere so only the file decides.
+        .env("RUSTUP_AUTO_INSTALL", "0")
+        .env_remove("RUSTUP_TOOLCHAIN")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .expect("binary runs");
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("1.31.0") && !err.contains("not installed") {
+        eprintln!("skipped: toolchain 1.31.0 happens to be installed here: {err}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("toolchain '1.31.0") && err.contains("is not installed"),
+        "{err}"
+    );
+    assert!(err.contains("RUSTUP_TOOLCHAIN=stable"), "{err}");
+    assert!(
+        !err.contains("Stack backtrace") && !err.contains("no host triple"),
+        "{err}"
+    );
+}
