@@ -357,9 +357,17 @@ fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
                             out.push(*f);
                         }
                     }
+                    // A trait's method names its declaration and every impl's version of it,
+                    // blanket impls included (`digest::Digest::update` is written in
+                    // `impl<D: Update + ..> Digest for D`).
                     if let TypeKind::Trait { methods, .. } = &ty.kind {
                         if let Some(f) = methods.get(method) {
                             out.push(*f);
+                        }
+                        for &iid in index.trait_impls.get(&t).into_iter().flatten() {
+                            if let Some(f) = index.impls[iid].fns.get(method) {
+                                out.push(*f);
+                            }
                         }
                     }
                 }

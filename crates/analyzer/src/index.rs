@@ -140,6 +140,13 @@ pub struct Index {
     pub blanket_impls: Vec<ImplId>,
     /// Trait impls of the analysed graph for external types (`impl PathExt for Path`), by path.
     pub external_impls: BTreeMap<String, Vec<ImplId>>,
+    /// Blanket impls by the method names they provide (their own fns and their trait's default
+    /// methods): method lookup asks only the few that can answer.
+    pub blanket_by_method: BTreeMap<String, Vec<ImplId>>,
+    /// Local traits that have at least one blanket impl.
+    pub traits_with_blanket: BTreeSet<TypeId>,
+    /// Traits in scope per module, computed on first use (`scope.rs`).
+    pub trait_scopes: Vec<std::sync::OnceLock<BTreeSet<TypeId>>>,
     /// Path resolutions the import fixpoint performed (one per `use` per pass): the work count
     /// the scaling regression test checks grows linearly with the number of imports.
     pub import_work: usize,
@@ -171,6 +178,9 @@ impl Index {
         }
         index.resolve_imports();
         index.resolve_impls();
+        index.trait_scopes = (0..index.modules.len())
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
         index
     }
 
@@ -514,6 +524,27 @@ impl Index {
             }
             self.impls[iid].self_ty = self_ty;
             self.impls[iid].trait_ref = trait_ref;
+        }
+        for &iid in &self.blanket_impls {
+            let imp = &self.impls[iid];
+            let mut names: BTreeSet<&String> = imp.fns.keys().collect();
+            if let Some(TraitRef::Local(t)) = &imp.trait_ref {
+                self.traits_with_blanket.insert(*t);
+                if let TypeKind::Trait { methods, .. } = &self.types[*t].kind {
+                    names.extend(
+                        methods
+                            .iter()
+                            .filter(|(_, f)| self.fns[**f].ir.body.is_some())
+                            .map(|(n, _)| n),
+                    );
+                }
+            }
+            for n in names {
+                self.blanket_by_method
+                    .entry(n.clone())
+                    .or_default()
+                    .push(iid);
+            }
         }
     }
 
@@ -938,7 +969,8 @@ impl Index {
 }
 
 /// What a `use` binds: the path it resolves and the name it binds (`None` for a glob); `None`
-/// for `use x as _` and empty paths, which bind nothing that can be called by name.
+/// for empty paths. `use Trait as _` binds the name `_`, which no path can name: it is kept only
+/// so the trait is in scope for method calls (`scope.rs`).
 fn use_binding(u: &IrUse) -> Option<(&[String], Option<String>)> {
     let (path, name): (&[String], Option<String>) = if u.glob {
         (&u.path[..], None)
@@ -956,7 +988,7 @@ fn use_binding(u: &IrUse) -> Option<(&[String], Option<String>)> {
             .unwrap_or_else(|| u.path.last().cloned().unwrap_or_default());
         (&u.path[..], Some(name))
     };
-    if name.as_deref() == Some("_") || path.is_empty() {
+    if path.is_empty() {
         None
     } else {
         Some((path, name))

@@ -17,6 +17,7 @@ use rayon::prelude::*;
 
 use crate::critical::{self, Binding, Hold};
 use crate::index::{FnId, FnOwner, Index, ModId, Res, TypeKind};
+use crate::infer::{apply, unify, Subst};
 use crate::ir::*;
 use crate::rules::RuleDb;
 use crate::ty::{external_return, is_identity_method, is_unwrap_method, TraitRef, Ty, TyCon};
@@ -329,6 +330,13 @@ struct Walker<'i> {
     /// Expansions left for this function: a bound on work for macro-heavy code.
     macro_budget: usize,
     closures: Vec<StoredClosure>,
+}
+
+/// The type a blanket impl is asked about: one of the analysed graph, or a std type by path.
+#[derive(Clone, Copy)]
+enum Implementor<'a> {
+    Local(usize),
+    External(&'a str),
 }
 
 /// Macro expansions per function body.
@@ -1117,16 +1125,14 @@ impl Walker<'_> {
                     {
                         return (vec![Target::External(cand, Confidence::High)], peeled);
                     }
-                    // Extension traits of the analysed graph implemented for std types.
-                    let ext: Vec<Target> = self
-                        .index
-                        .external_impls
-                        .get(p)
-                        .into_iter()
-                        .flatten()
-                        .filter_map(|iid| self.index.impls[*iid].fns.get(method))
-                        .map(|f| Target::Fn(*f, Confidence::High))
-                        .collect();
+                    // Extension traits of the analysed graph implemented for std types, explicitly
+                    // or by a blanket impl, when in scope at the call.
+                    let mut explicit = Vec::new();
+                    for &iid in self.index.external_impls.get(p).into_iter().flatten() {
+                        self.impl_method(iid, method, &mut explicit);
+                    }
+                    let blanket = self.blanket_methods(Implementor::External(p), method);
+                    let ext = self.in_scope(explicit, blanket);
                     if !ext.is_empty() {
                         return (ext, peeled);
                     }
@@ -1168,7 +1174,8 @@ impl Walker<'_> {
         }
     }
 
-    /// Inherent methods, then trait impls' methods, then the traits' default methods.
+    /// Inherent methods; else the methods of the type's trait impls, explicit and blanket
+    /// (`impl<T: Bound> Tr for T`), whose trait is in scope at the call, as rustc probes them.
     fn local_methods(&self, tid: usize, method: &str) -> Vec<Target> {
         let ty = &self.index.types[tid];
         if let Some(fs) = ty.inherent.get(method) {
@@ -1177,27 +1184,132 @@ impl Walker<'_> {
                 .map(|f| Target::Fn(*f, Confidence::High))
                 .collect();
         }
-        let mut out = Vec::new();
+        let mut explicit = Vec::new();
         for &iid in &ty.trait_impls {
-            let imp = &self.index.impls[iid];
-            if let Some(f) = imp.fns.get(method) {
-                out.push(Target::Fn(*f, Confidence::High));
-            } else if let Some(TraitRef::Local(tr)) = &imp.trait_ref {
-                if let Some(f) = self.trait_method(*tr, method, 0) {
-                    if self.index.fns[f].ir.body.is_some() {
-                        out.push(Target::Fn(f, Confidence::High));
-                    }
-                }
-            }
+            self.impl_method(iid, method, &mut explicit);
         }
-        if out.len() > 1 {
-            for t in &mut out {
-                if let Target::Fn(_, c) = t {
-                    *c = Confidence::Medium;
-                }
+        let blanket = self.blanket_methods(Implementor::Local(tid), method);
+        self.in_scope(explicit, blanket)
+    }
+
+    /// The blanket impls' methods named `method` that may apply to `implementor`.
+    fn blanket_methods(
+        &self,
+        implementor: Implementor<'_>,
+        method: &str,
+    ) -> Vec<(Option<usize>, FnId)> {
+        let mut out = Vec::new();
+        for &iid in self
+            .index
+            .blanket_by_method
+            .get(method)
+            .into_iter()
+            .flatten()
+        {
+            if self.blanket_applies(iid, implementor) {
+                self.impl_method(iid, method, &mut out);
             }
         }
         out
+    }
+
+    /// The method `method` an impl provides, or its trait's default: (local trait, fn).
+    fn impl_method(&self, iid: usize, method: &str, out: &mut Vec<(Option<usize>, FnId)>) {
+        let imp = &self.index.impls[iid];
+        let tr = match &imp.trait_ref {
+            Some(TraitRef::Local(t)) => Some(*t),
+            _ => None,
+        };
+        if let Some(f) = imp.fns.get(method) {
+            out.push((tr, *f));
+        } else if let Some(t) = tr {
+            if let Some(f) = self.trait_method(t, method, 0) {
+                if self.index.fns[f].ir.body.is_some() {
+                    out.push((tr, f));
+                }
+            }
+        }
+    }
+
+    /// Whether a blanket impl's self parameter may be `implementor`: each bound naming a trait of
+    /// the analysed graph must be implemented by it (explicitly, or by some blanket impl, which
+    /// is not checked further). Bounds on std traits are assumed to hold.
+    fn blanket_applies(&self, iid: usize, implementor: Implementor<'_>) -> bool {
+        let Ty::Param { bounds, .. } = &self.index.impls[iid].self_ty else {
+            return false;
+        };
+        bounds.iter().all(|b| match b {
+            TraitRef::Local(bt) => self.implements(implementor, *bt),
+            TraitRef::External(_) => true,
+        })
+    }
+
+    fn implements(&self, implementor: Implementor<'_>, tr: usize) -> bool {
+        let explicit = match implementor {
+            Implementor::Local(tid) => &self.index.types[tid].trait_impls,
+            Implementor::External(p) => match self.index.external_impls.get(p) {
+                Some(impls) => impls,
+                None => return self.has_blanket_impl(tr),
+            },
+        };
+        explicit
+            .iter()
+            .any(|iid| self.index.impls[*iid].trait_ref == Some(TraitRef::Local(tr)))
+            || self.has_blanket_impl(tr)
+    }
+
+    fn has_blanket_impl(&self, tr: usize) -> bool {
+        self.index.traits_with_blanket.contains(&tr)
+    }
+
+    /// Keeps the candidates whose trait is in scope in the calling module (std traits, which
+    /// the index does not know, always are). When none is, the scope computation may have
+    /// missed an import (one a macro makes, say): the type's explicit impls are kept, at medium
+    /// confidence; blanket impls never are, since they match nearly any receiver (tracing's
+    /// `AtomicBool::load` is not diesel's blanket `RunQueryDsl::load`).
+    fn in_scope(
+        &self,
+        explicit: Vec<(Option<usize>, FnId)>,
+        blanket: Vec<(Option<usize>, FnId)>,
+    ) -> Vec<Target> {
+        if explicit.is_empty() && blanket.is_empty() {
+            return Vec::new();
+        }
+        let scope = self.index.traits_in_scope(self.module);
+        let own = self.own_trait();
+        let visible: Vec<FnId> = explicit
+            .iter()
+            .chain(&blanket)
+            .filter(|(t, _)| t.is_none_or(|t| scope.contains(&t) || own == Some(t)))
+            .map(|(_, f)| *f)
+            .collect();
+        let fallback = visible.is_empty();
+        let mut fns = if fallback {
+            explicit.iter().map(|(_, f)| *f).collect()
+        } else {
+            visible
+        };
+        fns.sort_unstable();
+        fns.dedup();
+        let conf = if fns.len() == 1 && !fallback {
+            Confidence::High
+        } else {
+            Confidence::Medium
+        };
+        fns.into_iter().map(|f| Target::Fn(f, conf)).collect()
+    }
+
+    /// The trait the walked function belongs to (a trait's default method, or an impl of a
+    /// trait): it is in scope in its own body whatever the module imports.
+    fn own_trait(&self) -> Option<usize> {
+        match self.index.fns[self.fn_id].owner {
+            FnOwner::Trait(t) => Some(t),
+            FnOwner::Impl(i) => match &self.index.impls[i].trait_ref {
+                Some(TraitRef::Local(t)) => Some(*t),
+                _ => None,
+            },
+            FnOwner::Free => None,
+        }
     }
 
     fn trait_method(&self, tr: usize, method: &str, depth: usize) -> Option<FnId> {
@@ -1294,13 +1406,30 @@ impl Walker<'_> {
                     }
                     _ => recv.map(|r| r.peel_refs().clone()),
                 };
-                let t = self
-                    .index
-                    .resolve_type(def.module, ret, &generics, self_ty.as_ref());
-                match (&t, recv.map(Ty::peel_refs)) {
-                    // `fn get(&self) -> &T` on `Wrapper<X>`: substitute the receiver's arguments.
-                    (Ty::Param { .. }, _) => Ty::Unknown,
-                    _ => t,
+                let resolve = |t: &IrType| {
+                    self.index
+                        .resolve_type(def.module, t, &generics, self_ty.as_ref())
+                };
+                // Generics bound at the call: the impl's from the receiver (`Wrapper<T>::get` on
+                // a `Wrapper<File>`; a blanket impl's `Self` is the receiver), the fn's from the
+                // argument types (`arg_types` holds the receiver first in `Type::method(x, ..)`).
+                let mut subst = Subst::new();
+                if let (FnOwner::Impl(i), Some(r)) = (def.owner, recv) {
+                    unify(&self.index.impls[i].self_ty, r.peel_refs(), &mut subst);
+                }
+                let params = &def.ir.sig.params;
+                let skip = usize::from(def.ir.sig.has_self && arg_types.len() == params.len() + 1);
+                for ((_, declared), actual) in
+                    params.iter().zip(&arg_types[skip.min(arg_types.len())..])
+                {
+                    if !actual.is_unknown() {
+                        unify(&resolve(declared), actual, &mut subst);
+                    }
+                }
+                match apply(&resolve(ret), &subst) {
+                    // A parameter nothing bound: unknown, not a dispatch over every impl.
+                    Ty::Param { .. } => Ty::Unknown,
+                    t => t,
                 }
             }
             Target::External(p, _) => {
