@@ -20,10 +20,10 @@ pub type Subst = BTreeMap<String, Ty>;
 pub fn unify(declared: &Ty, actual: &Ty, subst: &mut Subst) {
     match (declared, actual) {
         (_, Ty::Unknown) => {}
+        // A parameter matched against itself (a generic body calling its own generics).
+        (Ty::Param { name, .. }, Ty::Param { name: n, .. }) if n == name => {}
         (Ty::Param { name, .. }, _) => {
-            if !matches!(actual, Ty::Param { name: n, .. } if n == name) {
-                subst.entry(name.clone()).or_insert_with(|| actual.clone());
-            }
+            subst.entry(name.clone()).or_insert_with(|| actual.clone());
         }
         (Ty::Ref(d), Ty::Ref(a)) => unify(d, a, subst),
         (Ty::Ref(d), a) => unify(d, a, subst),
