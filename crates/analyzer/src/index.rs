@@ -81,7 +81,10 @@ pub enum TypeKind {
         methods: BTreeMap<String, FnId>,
         supertraits: Vec<IrPath>,
     },
-    Alias(IrType),
+    Alias {
+        target: IrType,
+        params: Vec<(String, Option<IrType>)>,
+    },
 }
 
 #[derive(Debug)]
@@ -259,7 +262,7 @@ impl Index {
                     }
                     IrItemKind::Enum => TypeKind::Enum,
                     IrItemKind::Union => TypeKind::Union,
-                    IrItemKind::TypeAlias(ty) => TypeKind::Alias(ty),
+                    IrItemKind::TypeAlias { target, params } => TypeKind::Alias { target, params },
                     IrItemKind::Trait {
                         methods,
                         supertraits,
@@ -848,9 +851,8 @@ impl Index {
                 for r in self.resolve_path_in(module, &names, p.leading_colon, 0) {
                     match r {
                         Res::Type(tid) => {
-                            if let TypeKind::Alias(target) = &self.types[tid].kind {
-                                let m = self.types[tid].module;
-                                return self.resolve_type_depth(m, target, &[], None, depth + 1);
+                            if let TypeKind::Alias { target, params } = &self.types[tid].kind {
+                                return self.expand_alias(tid, target, params, args, depth);
                             }
                             return Ty::Adt(TyCon::Local(tid), args);
                         }
@@ -862,6 +864,42 @@ impl Index {
             }
             _ => Ty::Unknown,
         }
+    }
+
+    /// A use of a type alias (`Result<File>` for `type Result<T, E = Error> =
+    /// std::result::Result<T, E>`): the target with the alias's parameters bound to the written
+    /// arguments, or to their defaults (resolved where the alias is declared).
+    fn expand_alias(
+        &self,
+        alias: TypeId,
+        target: &IrType,
+        params: &[(String, Option<IrType>)],
+        args: Vec<Ty>,
+        depth: usize,
+    ) -> Ty {
+        let module = self.types[alias].module;
+        let generics: Vec<IrGeneric> = params
+            .iter()
+            .map(|(name, _)| IrGeneric {
+                name: name.clone(),
+                bounds: Vec::new(),
+            })
+            .collect();
+        let expanded = self.resolve_type_depth(module, target, &generics, None, depth + 1);
+        let mut args = args.into_iter();
+        let subst: crate::infer::Subst = params
+            .iter()
+            .filter_map(|(name, default)| {
+                let ty = match args.next() {
+                    Some(t) => t,
+                    None => {
+                        self.resolve_type_depth(module, default.as_ref()?, &[], None, depth + 1)
+                    }
+                };
+                Some((name.clone(), ty))
+            })
+            .collect();
+        crate::infer::apply(&expanded, &subst)
     }
 
     /// The display name of a function: `crate::module::f`, `crate::m::Type::f`,

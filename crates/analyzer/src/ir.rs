@@ -229,7 +229,12 @@ pub enum IrItemKind {
         methods: Vec<IrFn>,
         supertraits: Vec<IrPath>,
     },
-    TypeAlias(IrType),
+    /// `type Result<T, E = Error> = std::result::Result<T, E>`: the target and the alias's type
+    /// parameters with their defaults, so a use (`Result<File>`) can be substituted.
+    TypeAlias {
+        target: IrType,
+        params: Vec<(String, Option<IrType>)>,
+    },
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]

@@ -115,7 +115,14 @@ impl<'a> Lowerer<'a> {
             }),
             syn::Item::Type(t) => module.types.push(IrTypeItem {
                 name: t.ident.to_string(),
-                kind: IrItemKind::TypeAlias(lower_type(&t.ty)),
+                kind: IrItemKind::TypeAlias {
+                    target: lower_type(&t.ty),
+                    params: t
+                        .generics
+                        .type_params()
+                        .map(|tp| (tp.ident.to_string(), tp.default.as_ref().map(lower_type)))
+                        .collect(),
+                },
                 pos: pos(t.ident.span()),
             }),
             syn::Item::Trait(t) => {

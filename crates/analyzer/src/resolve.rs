@@ -1860,4 +1860,66 @@ mod tests {
         assert_eq!(sites(&r), [(3, "NB0301".into())]);
         assert_eq!(r.findings[0].confidence, "low");
     }
+
+    /// A crate's `Result` alias (generic, with a defaulted error parameter), a nested generic
+    /// alias, and a dependency-style alias of std's: `let x = open()?; x.method()` resolves
+    /// whatever alias `open` returns.
+    #[test]
+    fn generic_aliases_are_substituted_at_each_use() {
+        let src = "pub struct Error;\n\
+                   pub type Result<T, E = Error> = std::result::Result<T, E>;\n\
+                   pub type Shared<T> = std::sync::Arc<std::sync::Mutex<T>>;\n\
+                   pub type IoResult<T> = std::io::Result<T>;\n\
+                   pub struct Db;\n\
+                   impl Db {\n\
+                   pub fn open() -> Result<Db> { Ok(Db) }\n\
+                   pub fn query(&self) { let _ = std::fs::read(\"q\"); }\n\
+                   pub fn file() -> IoResult<std::fs::File> { std::fs::File::open(\"f\") }\n\
+                   }\n\
+                   async fn a(shared: Shared<std::fs::File>) -> Result<()> {\n\
+                   let db = Db::open()?;\n\
+                   db.query();\n\
+                   shared.lock().unwrap().sync_all();\n\
+                   let f = Db::file().unwrap();\n\
+                   f.sync_data();\n\
+                   Ok(())\n}\n";
+        let sites = one(src);
+        for line in [13, 14, 15, 16] {
+            assert!(
+                sites.contains(&(line, "NB0101".into())),
+                "line {line}: {sites:?}"
+            );
+        }
+    }
+
+    /// Generics bound at the call: a blanket impl's `Self` is the receiver; an impl's parameter
+    /// comes from the receiver's arguments; a fn's from its argument types. An unbound
+    /// parameter stays unknown.
+    #[test]
+    fn generic_results_bind_from_receivers_and_arguments() {
+        let src = "pub trait Make { fn make() -> Self where Self: Sized; }\n\
+                   pub trait Fresh { fn fresh() -> Self; }\n\
+                   impl<D: Default> Fresh for D { fn fresh() -> Self { D::default() } }\n\
+                   #[derive(Default)] pub struct Disk;\n\
+                   impl Disk { pub fn flush(&self) { let _ = std::fs::write(\"d\", \"x\"); } }\n\
+                   pub struct Wrapper<T> { inner: T }\n\
+                   impl<T> Wrapper<T> { pub fn get(&self) -> &T { &self.inner } }\n\
+                   pub fn first<T>(v: Vec<T>) -> T { v.into_iter().next().unwrap() }\n\
+                   pub fn unbound<T: Default>() -> T { T::default() }\n\
+                   async fn a(w: Wrapper<Disk>, v: Vec<Disk>) {\n\
+                   let d = Disk::fresh();\n\
+                   d.flush();\n\
+                   w.get().flush();\n\
+                   first(v).flush();\n\
+                   let u: u8 = unbound();\n\
+                   }\n";
+        let sites = one(src);
+        for line in [12, 13, 14] {
+            assert!(
+                sites.contains(&(line, "NB0101".into())),
+                "line {line}: {sites:?}"
+            );
+        }
+        assert!(!sites.iter().any(|(l, _)| *l == 15), "{sites:?}");
+    }
 }
