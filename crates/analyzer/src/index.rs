@@ -143,11 +143,15 @@ pub struct Index {
     pub blanket_impls: Vec<ImplId>,
     /// Trait impls of the analysed graph for external types (`impl PathExt for Path`), by path.
     pub external_impls: BTreeMap<String, Vec<ImplId>>,
+    /// Macros by name, in id order.
+    pub macros_by_name: BTreeMap<String, Vec<usize>>,
     /// Blanket impls by the method names they provide (their own fns and their trait's default
     /// methods): method lookup asks only the few that can answer.
     pub blanket_by_method: BTreeMap<String, Vec<ImplId>>,
     /// Local traits that have at least one blanket impl.
     pub traits_with_blanket: BTreeSet<TypeId>,
+    /// Each unit's transitive dependencies, computed on first use (`scope.rs`).
+    pub unit_deps: Vec<std::sync::OnceLock<BTreeSet<UnitId>>>,
     /// Traits in scope per module, computed on first use (`scope.rs`).
     pub trait_scopes: Vec<std::sync::OnceLock<BTreeSet<TypeId>>>,
     /// Path resolutions the import fixpoint performed (one per `use` per pass): the work count
@@ -181,6 +185,9 @@ impl Index {
         }
         index.resolve_imports();
         index.resolve_impls();
+        index.unit_deps = (0..index.units.len())
+            .map(|_| std::sync::OnceLock::new())
+            .collect();
         index.trait_scopes = (0..index.modules.len())
             .map(|_| std::sync::OnceLock::new())
             .collect();
@@ -334,6 +341,10 @@ impl Index {
                 }
             }
             for mac in m.macros {
+                self.macros_by_name
+                    .entry(mac.name.clone())
+                    .or_default()
+                    .push(self.macros.len());
                 self.macros.push(MacroDef {
                     unit: lu.unit,
                     module: id,
@@ -971,21 +982,18 @@ impl Index {
             None
         };
         let candidates = self
-            .macros
-            .iter()
-            .enumerate()
-            .filter(|(_, m)| m.name == name);
+            .macros_by_name
+            .get(name)
+            .into_iter()
+            .flatten()
+            .map(|&i| (i, &self.macros[i]));
         match target_unit {
             Some(u) => candidates
                 .filter(|(_, m)| m.unit == u)
                 .map(|(i, _)| i)
                 .next(),
             None => {
-                let own = self
-                    .macros
-                    .iter()
-                    .enumerate()
-                    .find(|(_, m)| m.name == name && m.unit == unit);
+                let own = candidates.clone().find(|(_, m)| m.unit == unit);
                 if let Some((i, _)) = own {
                     return Some(i);
                 }

@@ -674,7 +674,14 @@ impl Walker<'_> {
         for e in exprs {
             self.walk(e);
         }
-        if let Some(m) = self.index.find_macro(self.module, path) {
+        let expandable = self.index.find_macro(self.module, path).filter(|&m| {
+            let unit = self.index.macros[m].unit;
+            !self
+                .rules
+                .opaque_macros
+                .contains(&self.index.units[unit].crate_name)
+        });
+        if let Some(m) = expandable {
             // The budget bounds one expansion tree, not the function: a logging macro that
             // expands through dozens of helper macros must not hide the macros after it.
             if self.macro_stack.is_empty() {
@@ -1131,8 +1138,17 @@ impl Walker<'_> {
                     for &iid in self.index.external_impls.get(p).into_iter().flatten() {
                         self.impl_method(iid, method, &mut explicit);
                     }
+                    // No fallback for std types: their methods mostly come from std's own traits,
+                    // which the index does not see, so an out-of-scope impl of the graph is not
+                    // the answer (opentelemetry's `String::hash` is not garage's `PartitionKey`).
+                    let scope = self.index.traits_in_scope(self.module);
+                    let explicit_in_scope: Vec<_> = explicit
+                        .iter()
+                        .filter(|(t, _)| t.is_none_or(|t| scope.contains(&t)))
+                        .copied()
+                        .collect();
                     let blanket = self.blanket_methods(Implementor::External(p), method);
-                    let ext = self.in_scope(explicit, blanket);
+                    let ext = self.in_scope(explicit_in_scope, blanket);
                     if !ext.is_empty() {
                         return (ext, peeled);
                     }
@@ -1285,7 +1301,15 @@ impl Walker<'_> {
             .collect();
         let fallback = visible.is_empty();
         let mut fns = if fallback {
-            explicit.iter().map(|(_, f)| *f).collect()
+            // Only traits the calling crate can name at all: its own or its dependencies'.
+            let unit = self.index.modules[self.module].unit;
+            explicit
+                .iter()
+                .filter(|(t, _)| {
+                    t.is_none_or(|t| self.index.unit_sees(unit, self.index.types[t].unit))
+                })
+                .map(|(_, f)| *f)
+                .collect()
         } else {
             visible
         };
@@ -1921,5 +1945,38 @@ mod tests {
             );
         }
         assert!(!sites.iter().any(|(l, _)| *l == 15), "{sites:?}");
+    }
+
+    /// A crate listed in `opaque_macros` (logging) has its `macro_rules!` bodies skipped at the
+    /// call site; the invocation's own arguments are still walked.
+    #[test]
+    fn macros_of_opaque_macro_crates_are_not_expanded_but_their_arguments_are() {
+        let src = "macro_rules! log_it { ($e:expr) => { let _ = std::fs::read(\"/log\"); $e } }\n\
+                   pub async fn a() {\n\
+                   log_it!(std::thread::sleep(std::time::Duration::from_secs(1)));\n\
+                   }\n";
+        let (ws, _scratch) = crate::testutil::scratch_workspace(
+            "opaque-macros",
+            src,
+            crate::discover::SourceKind::Workspace,
+            false,
+        );
+        let run = |rules: &crate::RuleDb| {
+            let report = crate::analyze_workspace(
+                &ws,
+                rules,
+                &crate::config::Config::default(),
+                &crate::progress::Silent,
+                std::time::Instant::now(),
+                std::collections::BTreeMap::new(),
+            );
+            let mut rules: Vec<String> = report.findings.iter().map(|f| f.rule.clone()).collect();
+            rules.sort();
+            rules
+        };
+        assert_eq!(run(&crate::RuleDb::builtin()), ["NB0101", "NB0201"]);
+        let mut opaque = crate::RuleDb::builtin();
+        opaque.opaque_macros.push("dep".into());
+        assert_eq!(run(&opaque), ["NB0201"]);
     }
 }

@@ -163,6 +163,8 @@ struct RawRuntime {
     fast_ffi: Vec<String>,
     #[serde(default)]
     spawners: Vec<String>,
+    #[serde(default)]
+    opaque_macros: Vec<String>,
 }
 
 /// A matched API: which rule, which entry.
@@ -191,6 +193,8 @@ pub struct RuleDb {
     /// Task spawners (also `opaque`): a function that hands its parameter to one is a spawner
     /// too (`graph::spawners`).
     pub spawners: Vec<String>,
+    /// Crates whose `macro_rules!` are not expanded (`rules/runtime.toml`: logging).
+    pub opaque_macros: Vec<String>,
     /// FFI libraries the project trusts (config `ffi.trust`): never reported.
     pub trusted_ffi: Vec<String>,
     /// Per-library severity of FFI findings (config `ffi.severity`).
@@ -228,6 +232,7 @@ impl RuleDb {
             system_ffi: runtime.system_ffi,
             fast_ffi: runtime.fast_ffi,
             spawners: runtime.spawners,
+            opaque_macros: runtime.opaque_macros,
             trusted_ffi: Vec::new(),
             ffi_severity: BTreeMap::new(),
             disabled: Default::default(),

@@ -15,7 +15,8 @@
 
 use std::collections::BTreeSet;
 
-use crate::index::{Index, ModId, Res, TypeId, TypeKind};
+use crate::discover::DepTarget;
+use crate::index::{Index, ModId, Res, TypeId, TypeKind, UnitId};
 
 /// How deep glob chains are followed (`use a::*` where `a` re-exports `b::*`, ...).
 const MAX_GLOB_DEPTH: usize = 16;
@@ -33,6 +34,29 @@ impl Index {
 
     /// The traits `module` names, except those behind a name in `shadowed` (bound by an
     /// importing module), then those of its glob imports, which its own names shadow.
+    /// Whether code of `unit` can name items of `other`: the same crate, or one of its
+    /// dependencies, transitively (a trait re-exported by a direct dependency lives in a
+    /// transitive one: `sqlx::Executor` in sqlx-core).
+    pub fn unit_sees(&self, unit: UnitId, other: UnitId) -> bool {
+        unit == other
+            || self.unit_deps[unit]
+                .get_or_init(|| {
+                    let mut seen = BTreeSet::new();
+                    let mut stack = vec![unit];
+                    while let Some(u) = stack.pop() {
+                        for d in self.units[u].extern_names.values() {
+                            if let DepTarget::Unit(d) = d {
+                                if seen.insert(*d) {
+                                    stack.push(*d);
+                                }
+                            }
+                        }
+                    }
+                    seen
+                })
+                .contains(&other)
+    }
+
     fn collect_traits(
         &self,
         module: ModId,
