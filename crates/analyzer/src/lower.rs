@@ -862,6 +862,10 @@ fn macro_rules_transcribers(tokens: TokenStream) -> Vec<TokenStream> {
     out
 }
 
+/// The identifier every `$name` of a `macro_rules!` transcriber becomes: the expansion is lowered
+/// once per definition, not per invocation, so what a metavariable stands for is not known.
+pub const METAVAR_PLACEHOLDER: &str = "__nb_meta";
+
 /// Replaces `$name` with a placeholder identifier, `$crate` with `::crate_name`, and unwraps
 /// `$( .. ) sep? *` repetitions, so a transcriber parses as ordinary Rust.
 fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
@@ -876,7 +880,7 @@ fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
                 }
                 Some(TokenTree::Ident(id)) => {
                     out.push(TokenTree::Ident(proc_macro2::Ident::new(
-                        "__nb_meta",
+                        METAVAR_PLACEHOLDER,
                         id.span(),
                     )));
                 }

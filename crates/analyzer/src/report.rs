@@ -80,7 +80,7 @@ pub struct Stats {
     pub call_edges: usize,
     /// Call expressions with no target, counted over the functions reachable from async roots.
     pub unresolved_calls: usize,
-    /// Unresolved call expressions by reason (`closure_value`, `fn_pointer`, `unknown_receiver`,
+    /// Unresolved call expressions by reason (`closure_value`, `fn_pointer`, `macro_metavar`, `unknown_receiver`,
     /// `unknown_path`, `unknown_method`), counted over the functions reachable from async roots.
     pub unresolved_by_reason: BTreeMap<String, usize>,
     /// Findings silenced by `// nonblock:allow(..)` directives.

@@ -19,6 +19,7 @@ use crate::critical::{self, Binding, Hold};
 use crate::index::{FnId, FnOwner, Index, ModId, Res, TypeKind};
 use crate::infer::{apply, unify, Subst};
 use crate::ir::*;
+use crate::lower::METAVAR_PLACEHOLDER;
 use crate::rules::RuleDb;
 use crate::ty::{external_return, is_identity_method, is_unwrap_method, TraitRef, Ty, TyCon};
 
@@ -53,15 +54,20 @@ pub enum Unresolved {
     UnknownPath,
     /// A method not found on a known type (derives, external trait impls).
     UnknownMethod,
+    /// A call on a `macro_rules!` metavariable (`$x.method()`, `$f(..)`) in an expansion lowered
+    /// without the invocation's tokens (`lower::METAVAR_PLACEHOLDER`): unknowable until macro
+    /// expansion binds metavariables. Counted apart so `unknown_receiver` measures inference.
+    MacroMetavar,
 }
 
 impl Unresolved {
-    pub const ALL: [Unresolved; 5] = [
+    pub const ALL: [Unresolved; 6] = [
         Unresolved::ClosureValue,
         Unresolved::FnPointer,
         Unresolved::UnknownReceiver,
         Unresolved::UnknownPath,
         Unresolved::UnknownMethod,
+        Unresolved::MacroMetavar,
     ];
     pub fn as_str(self) -> &'static str {
         match self {
@@ -70,6 +76,7 @@ impl Unresolved {
             Unresolved::UnknownReceiver => "unknown_receiver",
             Unresolved::UnknownPath => "unknown_path",
             Unresolved::UnknownMethod => "unknown_method",
+            Unresolved::MacroMetavar => "macro_metavar",
         }
     }
 }
@@ -521,6 +528,15 @@ impl Walker<'_> {
             } => {
                 let recv = self.walk(receiver);
                 let first_call = self.sink.len();
+                if recv.is_unknown()
+                    && rooted_in_metavar(receiver)
+                    && self.rules.match_fallback(method, args.len()).is_none()
+                {
+                    let (_, closures, params) = self.walk_args(args);
+                    let target = Target::Unresolved(Unresolved::MacroMetavar);
+                    self.push_call(*pos, vec![target], closures, params);
+                    return Ty::Unknown;
+                }
                 let ty = self.walk_method(recv, method, args, *pos);
                 if self.is_ip_address(receiver)
                     || args.first().is_some_and(|a| self.is_ip_address(a))
@@ -881,6 +897,12 @@ impl Walker<'_> {
                 self.push_call(pos, vec![target], closures, params);
                 return Ty::Unknown;
             }
+        }
+        if path.segments.first().map(|s| s.name.as_str()) == Some(METAVAR_PLACEHOLDER) {
+            let (_, closures, params) = self.walk_args(args);
+            let target = Target::Unresolved(Unresolved::MacroMetavar);
+            self.push_call(pos, vec![target], closures, params);
+            return Ty::Unknown;
         }
         let args_start = self.sink.len();
         let (arg_types, closures, params) = self.walk_args(args);
@@ -1704,6 +1726,20 @@ fn subst(t: &Ty, map: &[(&str, &Ty)]) -> Ty {
     }
 }
 
+/// Whether an expression's value comes from a macro metavariable: its base, through fields,
+/// method calls, `?`, `.await`, `&` and `*`, is the placeholder (`$me.buf.push(..)`).
+fn rooted_in_metavar(e: &IrExpr) -> bool {
+    match e {
+        IrExpr::Path(p, _) => p.single() == Some(METAVAR_PLACEHOLDER),
+        IrExpr::Field(base, _) => rooted_in_metavar(base),
+        IrExpr::MethodCall { receiver, .. } => rooted_in_metavar(receiver),
+        IrExpr::Try(i) | IrExpr::Await(i) | IrExpr::Ref(i) | IrExpr::Deref(i) => {
+            rooted_in_metavar(i)
+        }
+        _ => false,
+    }
+}
+
 /// `Some`, `Ok`, `Err`, `None` and other std enum variants are constructors, not calls.
 fn is_constructor_path(p: &str) -> bool {
     matches!(
@@ -1978,5 +2014,21 @@ mod tests {
         let mut opaque = crate::RuleDb::builtin();
         opaque.opaque_macros.push("dep".into());
         assert_eq!(run(&opaque), ["NB0201"]);
+    }
+
+    /// Calls on a metavariable in a `macro_rules!` expansion are counted as `macro_metavar`, not
+    /// as an inference gap; a name-fallback rule still matches them (`$a.to_socket_addrs()`).
+    #[test]
+    fn calls_on_macro_metavariables_have_their_own_reason() {
+        let src = "macro_rules! touch { ($me:expr, $a:expr) => { $me.buf.push(1); $me.flush(); ($me.make)(); $a.to_socket_addrs() } }\n\
+                   pub async fn a(x: (&str, u16)) {\n\
+                   let _ = touch!(x, x);\n\
+                   }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let reasons = &report.stats.unresolved_by_reason;
+        assert_eq!(reasons.get("macro_metavar"), Some(&2), "{reasons:?}");
+        // `$a.to_socket_addrs()` stays an unknown receiver, so the name fallback can match it.
+        assert_eq!(reasons.get("unknown_receiver"), Some(&1), "{reasons:?}");
+        assert!(report.findings.iter().any(|f| f.rule == "NB0301"));
     }
 }
