@@ -962,17 +962,54 @@ pub fn lower_type(t: &syn::Type) -> IrType {
         syn::Type::Tuple(t) => IrType::Tuple(t.elems.iter().map(lower_type).collect()),
         syn::Type::Paren(p) => lower_type(&p.elem),
         syn::Type::Group(g) => lower_type(&g.elem),
-        syn::Type::ImplTrait(it) => {
+        syn::Type::ImplTrait(it) => future_of(&it.bounds).unwrap_or_else(|| {
             IrType::ImplTrait(it.bounds.iter().filter_map(bound_path).collect())
-        }
-        syn::Type::TraitObject(to) => {
-            IrType::DynTrait(to.bounds.iter().filter_map(bound_path).collect())
-        }
+        }),
+        syn::Type::TraitObject(to) => future_of(&to.bounds)
+            .unwrap_or_else(|| IrType::DynTrait(to.bounds.iter().filter_map(bound_path).collect())),
         syn::Type::BareFn(_) => IrType::FnPtr,
         syn::Type::Never(_) => IrType::Never,
         syn::Type::Infer(_) => IrType::Infer,
         _ => IrType::Other,
     }
+}
+
+/// `impl Future<Output = T>` / `dyn Future<Output = T> + Send`: lowered as the path
+/// `::std::future::Future<T>`, so `.await` can yield `T` (the resolver knows that path); the
+/// other bounds (`Send`, lifetimes) say nothing a call needs.
+fn future_of(
+    bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>,
+) -> Option<IrType> {
+    bounds.iter().find_map(|b| {
+        let syn::TypeParamBound::Trait(tb) = b else {
+            return None;
+        };
+        let last = tb.path.segments.last()?;
+        if last.ident != "Future" {
+            return None;
+        }
+        let syn::PathArguments::AngleBracketed(ab) = &last.arguments else {
+            return None;
+        };
+        let output = ab.args.iter().find_map(|a| match a {
+            syn::GenericArgument::AssocType(at) if at.ident == "Output" => Some(lower_type(&at.ty)),
+            _ => None,
+        })?;
+        let seg = |name: &str, generics: Vec<IrType>| IrSegment {
+            name: name.to_string(),
+            generics,
+        };
+        Some(IrType::Path(IrPath {
+            leading_colon: true,
+            segments: vec![
+                seg("std", vec![]),
+                seg("future", vec![]),
+                seg("Future", vec![output]),
+            ],
+            qself: None,
+            qself_position: 0,
+        }))
+    })
 }
 
 /// `State(state): State<AppState>`: a one-field wrapper destructured in the parameter list (web

@@ -556,7 +556,10 @@ impl Walker<'_> {
                 self.deref_once(&t).unwrap_or(Ty::Unknown)
             }
             IrExpr::Try(inner) => self.walk(inner).unwrap_result_like(),
-            IrExpr::Await(inner) => self.walk(inner),
+            IrExpr::Await(inner) => {
+                let t = self.walk(inner);
+                self.await_output(t)
+            }
             IrExpr::Closure {
                 is_async,
                 params,
@@ -1540,6 +1543,60 @@ impl Walker<'_> {
         Ty::Unknown
     }
 
+    /// The type `.await` yields on a value of type `t`: `T` of `impl Future<Output = T>` (also
+    /// behind `Pin<Box<..>>`), the `Output` of an analysed type's `Future` impl (tokio's
+    /// `JoinHandle<T>` yields `Result<T, JoinError>`), else `t` itself: an `async fn` call is
+    /// typed by its declared output already.
+    fn await_output(&self, t: Ty) -> Ty {
+        let mut cur = t.peel_refs().clone();
+        for _ in 0..4 {
+            match &cur {
+                Ty::Adt(TyCon::External(p), args) if p == "std::future::Future" => {
+                    return args.first().cloned().unwrap_or(Ty::Unknown);
+                }
+                Ty::Adt(TyCon::Local(tid), args) => {
+                    if let Some(out) = self.future_impl_output(*tid, args, &cur) {
+                        return out;
+                    }
+                    break;
+                }
+                Ty::Adt(TyCon::External(p), args)
+                    if matches!(p.as_str(), "std::pin::Pin" | "std::boxed::Box") =>
+                {
+                    match args.first() {
+                        Some(inner) => cur = inner.peel_refs().clone(),
+                        None => break,
+                    }
+                }
+                _ => break,
+            }
+        }
+        t
+    }
+
+    /// `impl<T> Future for JoinHandle<T> { type Output = Result<T, JoinError>; }` → the output
+    /// for the given type arguments.
+    fn future_impl_output(&self, tid: usize, args: &[Ty], ty: &Ty) -> Option<Ty> {
+        self.index.types[tid].trait_impls.iter().find_map(|&iid| {
+            let imp = &self.index.impls[iid];
+            let is_future = matches!(&imp.trait_ref,
+                Some(TraitRef::External(p)) if p == "std::future::Future" || p == "Future");
+            if !is_future {
+                return None;
+            }
+            let (_, output) = imp.assoc_types.iter().find(|(n, _)| n == "Output")?;
+            let resolved = self
+                .index
+                .resolve_type(imp.module, output, &imp.generics, Some(ty));
+            Some(substitute_by_self(
+                &resolved,
+                &imp.ir_self,
+                &imp.generics,
+                args,
+            ))
+        })
+    }
+
     /// One auto-deref step: references, std smart pointers, and local `impl Deref` targets.
     fn deref_once(&self, t: &Ty) -> Option<Ty> {
         if let Some(n) = t.deref_external() {
@@ -2030,5 +2087,40 @@ mod tests {
         // `$a.to_socket_addrs()` stays an unknown receiver, so the name fallback can match it.
         assert_eq!(reasons.get("unknown_receiver"), Some(&1), "{reasons:?}");
         assert!(report.findings.iter().any(|f| f.rule == "NB0301"));
+    }
+
+    /// `.await` yields the future's output: an async fn's declared type (tokio's `Mutex::lock`,
+    /// then the guard's `Deref`), `impl Future<Output = T>`, `Pin<Box<dyn Future<Output = T>>>`
+    /// and the `Output` of a type's `Future` impl (tokio's `JoinHandle<T>`).
+    #[test]
+    fn await_yields_the_future_output() {
+        let src = "pub mod rt {\n\
+                   pub struct JoinHandle<T>(T);\n\
+                   pub struct JoinError;\n\
+                   impl<T> std::future::Future for JoinHandle<T> { type Output = Result<T, JoinError>; }\n\
+                   pub fn spawn_it<T>(t: T) -> JoinHandle<T> { JoinHandle(t) }\n\
+                   pub struct Mutex<T>(T);\n\
+                   pub struct MutexGuard<'a, T>(&'a T);\n\
+                   impl<T> Mutex<T> { pub async fn lock(&self) -> MutexGuard<'_, T> { MutexGuard(&self.0) } }\n\
+                   impl<T> std::ops::Deref for MutexGuard<'_, T> { type Target = T; fn deref(&self) -> &T { self.0 } }\n\
+                   }\n\
+                   pub struct Repo;\n\
+                   impl Repo { pub fn save(&self) { let _ = std::fs::write(\"r\", \"x\"); } }\n\
+                   pub struct State { pub repo: rt::Mutex<Repo> }\n\
+                   fn later() -> impl std::future::Future<Output = Repo> { async { Repo } }\n\
+                   fn boxed() -> std::pin::Pin<Box<dyn std::future::Future<Output = Repo> + Send>> { Box::pin(async { Repo }) }\n\
+                   async fn a(state: &State) {\n\
+                   state.repo.lock().await.save();\n\
+                   later().await.save();\n\
+                   boxed().await.save();\n\
+                   rt::spawn_it(Repo).await.unwrap().save();\n\
+                   }\n";
+        let sites = one(src);
+        for line in [17, 18, 19, 20] {
+            assert!(
+                sites.contains(&(line, "NB0101".into())),
+                "line {line}: {sites:?}"
+            );
+        }
     }
 }
