@@ -50,6 +50,12 @@ pub struct Module {
     /// (`std::io::prelude::versions_error::Kind`), and letting guessed globs feed each other made
     /// the import fixpoint grow multiplicatively per pass (rust-playground's `orchestrator`).
     pub guessed_globs: BTreeSet<Vec<String>>,
+    /// Names bound only by private `use`s, and glob targets imported only by private globs: a
+    /// glob import of this module sees them only from inside it (a descendant module; rustc's
+    /// privacy), so `pub use helpers::*` does not re-export `helpers`' private `use tempfile::
+    /// tempfile;` over the `tempfile` crate (cargo-binstall).
+    pub private_imports: BTreeSet<String>,
+    pub private_globs: BTreeSet<ModId>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -167,6 +173,10 @@ pub struct LoadedUnit {
 
 const MAX_RESOLVE_DEPTH: usize = 24;
 
+/// One pass's finding for one `use`: module, bound name (`None`: a glob), what it resolves to,
+/// whether that rests on a guess, whether the `use` is public.
+type ImportUpdate = (ModId, Option<String>, Vec<Res>, bool, bool);
+
 impl Index {
     pub fn build(ws: &Workspace, loaded: Vec<LoadedUnit>) -> Index {
         let mut index = Index::default();
@@ -218,6 +228,8 @@ impl Index {
                 globs: Vec::new(),
                 guessed_imports: BTreeSet::new(),
                 guessed_globs: BTreeSet::new(),
+                private_imports: BTreeSet::new(),
+                private_globs: BTreeSet::new(),
             });
             if let Some(p) = parent {
                 let name = m.path.last().cloned().unwrap_or_default();
@@ -418,8 +430,25 @@ impl Index {
             .iter()
             .map(|m| m.globs.iter().cloned().collect())
             .collect();
+        // Names bound only by private `use`s: known from the items alone, so the fixpoint itself
+        // already resolves through globs without them.
+        for m in &mut self.modules {
+            let mut public = BTreeSet::new();
+            let mut private = BTreeSet::new();
+            for u in &m.uses {
+                if let Some((_, Some(name))) = use_binding(u) {
+                    if u.public {
+                        public.insert(name);
+                    } else {
+                        private.insert(name);
+                    }
+                }
+            }
+            m.private_imports = private.difference(&public).cloned().collect();
+        }
+        let mut public_globs: Vec<HashSet<Res>> = vec![HashSet::new(); self.modules.len()];
         for _pass in 0..MAX_RESOLVE_DEPTH {
-            let mut updates: Vec<(ModId, Option<String>, Vec<Res>, bool)> = Vec::new();
+            let mut updates: Vec<ImportUpdate> = Vec::new();
             for (mid, m) in self.modules.iter().enumerate() {
                 for u in &m.uses {
                     let Some((path, name)) = use_binding(u) else {
@@ -467,14 +496,17 @@ impl Index {
                             }),
                         };
                     if new || newly_guessed {
-                        updates.push((mid, name, res, guessed));
+                        updates.push((mid, name, res, guessed, u.public));
                     }
                 }
             }
             if updates.is_empty() {
                 break;
             }
-            for (mid, name, res, guessed) in updates {
+            for (mid, name, res, guessed, public) in updates {
+                if public && name.is_none() {
+                    public_globs[mid].extend(res.iter().cloned());
+                }
                 let module = &mut self.modules[mid];
                 match name {
                     Some(n) => {
@@ -502,6 +534,17 @@ impl Index {
                     }
                 }
             }
+        }
+        for (mid, m) in self.modules.iter_mut().enumerate() {
+            m.private_globs = m
+                .globs
+                .iter()
+                .filter(|g| !public_globs[mid].contains(*g))
+                .filter_map(|g| match g {
+                    Res::Module(gm) => Some(*gm),
+                    _ => None,
+                })
+                .collect();
         }
     }
 
@@ -573,15 +616,38 @@ impl Index {
     ) -> Vec<Res> {
         let mut found = Vec::new();
         let mut visited = BTreeSet::new();
-        self.lookup_via_globs(module, name, depth, &mut visited, &mut found, guessed);
+        self.lookup_via_globs(
+            module,
+            module,
+            name,
+            depth,
+            &mut visited,
+            &mut found,
+            guessed,
+        );
         found
+    }
+
+    /// Whether `module` is `ancestor` or one of its descendants: it sees `ancestor`'s private
+    /// names.
+    pub fn is_within(&self, module: ModId, ancestor: ModId) -> bool {
+        let mut m = Some(module);
+        while let Some(cur) = m {
+            if cur == ancestor {
+                return true;
+            }
+            m = self.modules[cur].parent;
+        }
+        false
     }
 
     /// Items and imports of `module`, else of the modules it glob-imports, each visited once:
     /// `use super::*` in a child and `pub use child::*` in its parent form cycles, and without
     /// the visited set the walk is exponential in their number.
+    #[allow(clippy::too_many_arguments)]
     fn lookup_via_globs(
         &self,
+        start: ModId,
         module: ModId,
         name: &str,
         depth: usize,
@@ -593,7 +659,13 @@ impl Index {
             return;
         }
         let m = &self.modules[module];
-        if m.guessed_imports.contains(name) {
+        // Private `use`s of a module reached through a glob are seen only from inside it.
+        let sees_private = module == start || self.is_within(start, module);
+        let imported = m
+            .imports
+            .get(name)
+            .filter(|_| sees_private || !m.private_imports.contains(name));
+        if imported.is_some() && m.guessed_imports.contains(name) {
             *guessed = true;
         }
         // Items and imports live in different namespaces (`mod spawn` beside `pub use x::spawn`
@@ -604,7 +676,7 @@ impl Index {
             .get(name)
             .into_iter()
             .flatten()
-            .chain(m.imports.get(name).into_iter().flatten())
+            .chain(imported.into_iter().flatten())
         {
             if !found.contains(r) {
                 found.push(r.clone());
@@ -615,7 +687,9 @@ impl Index {
         }
         for g in &m.globs {
             if let Res::Module(gm) = g {
-                self.lookup_via_globs(*gm, name, depth + 1, visited, found, guessed);
+                if sees_private || !m.private_globs.contains(gm) {
+                    self.lookup_via_globs(start, *gm, name, depth + 1, visited, found, guessed);
+                }
             }
         }
     }
@@ -1183,5 +1257,39 @@ mod tests {
                 "read".into()
             ])]
         );
+    }
+
+    /// A private `use` is not re-exported by a glob (`pub use helpers::*` must not make
+    /// `helpers`' private `use tempfile::tempfile;` shadow the `tempfile` crate, as in
+    /// cargo-binstall), but a descendant's `use super::*` still sees it.
+    #[test]
+    fn glob_imports_see_private_uses_only_from_inside() {
+        let src = "mod helpers { use std::fs::read as private_read; pub use std::fs::write as public_write; \
+                   pub mod inner { use super::*; } }\n\
+                   pub use helpers::*;\n\
+                   mod user { use crate::*; }\n";
+        let index = index_of("index-private-glob", src);
+        let module = |name: &str| {
+            index
+                .modules
+                .iter()
+                .position(|m| m.path.last().map(String::as_str) == Some(name))
+                .unwrap()
+        };
+        let resolve =
+            |m: usize, name: &str| index.resolve_path_in(m, &[name.to_string()], false, 0);
+        let write = vec![Res::External(vec![
+            "std".into(),
+            "fs".into(),
+            "write".into(),
+        ])];
+        let read = vec![Res::External(vec![
+            "std".into(),
+            "fs".into(),
+            "read".into(),
+        ])];
+        assert_eq!(resolve(module("user"), "public_write"), write);
+        assert_eq!(resolve(module("user"), "private_read"), Vec::<Res>::new());
+        assert_eq!(resolve(module("inner"), "private_read"), read);
     }
 }

@@ -214,6 +214,9 @@ pub struct IrUse {
     pub leading_colon: bool,
     pub alias: Option<String>,
     pub glob: bool,
+    /// `pub use` (any `pub(..)`): a glob import of the module sees it; a private `use` is seen
+    /// only inside its own module.
+    pub public: bool,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]

@@ -190,6 +190,7 @@ impl<'a> Lowerer<'a> {
                 &u.tree,
                 &mut Vec::new(),
                 u.leading_colon.is_some(),
+                !matches!(u.vis, syn::Visibility::Inherited),
                 &mut module.uses,
             ),
             syn::Item::ExternCrate(e) => {
@@ -531,6 +532,7 @@ impl<'a> Lowerer<'a> {
                                 &u.tree,
                                 &mut Vec::new(),
                                 u.leading_colon.is_some(),
+                                false,
                                 &mut self.nested_uses,
                             );
                         }
@@ -1085,11 +1087,17 @@ fn collect_bindings(p: &syn::Pat, out: &mut Vec<String>) {
     syn::visit::Visit::visit_pat(&mut Names(out), p);
 }
 
-fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, leading: bool, out: &mut Vec<IrUse>) {
+fn flatten_use(
+    tree: &syn::UseTree,
+    prefix: &mut Vec<String>,
+    leading: bool,
+    public: bool,
+    out: &mut Vec<IrUse>,
+) {
     match tree {
         syn::UseTree::Path(p) => {
             prefix.push(p.ident.to_string());
-            flatten_use(&p.tree, prefix, leading, out);
+            flatten_use(&p.tree, prefix, leading, public, out);
             prefix.pop();
         }
         syn::UseTree::Name(n) => {
@@ -1100,6 +1108,7 @@ fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, leading: bool, out
                 leading_colon: leading,
                 alias: None,
                 glob: false,
+                public,
             });
         }
         syn::UseTree::Rename(r) => {
@@ -1110,6 +1119,7 @@ fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, leading: bool, out
                 leading_colon: leading,
                 alias: Some(r.rename.to_string()),
                 glob: false,
+                public,
             });
         }
         syn::UseTree::Glob(_) => {
@@ -1118,11 +1128,12 @@ fn flatten_use(tree: &syn::UseTree, prefix: &mut Vec<String>, leading: bool, out
                 leading_colon: leading,
                 alias: None,
                 glob: true,
+                public,
             });
         }
         syn::UseTree::Group(g) => {
             for t in &g.items {
-                flatten_use(t, prefix, leading, out);
+                flatten_use(t, prefix, leading, public, out);
             }
         }
     }
