@@ -500,4 +500,25 @@ mod tests {
         assert_eq!(after.findings[0].path.len(), 3, "the path did change");
         assert_eq!(after.findings[0].reached_from_count, 2, "g and k");
     }
+
+    #[test]
+    fn reached_from_is_sorted_and_capped_with_the_true_count() {
+        let mut src =
+            String::from("fn helper() { std::fs::read(\"x\"); }\npub async fn c() { helper(); }\n");
+        // Written in reverse name order: the list is sorted by position, not by name.
+        for i in (0..25).rev() {
+            src.push_str(&format!("pub async fn caller_{i:02}() {{ c().await; }}\n"));
+        }
+        let r = analyze_files(&[("src/lib.rs", &src)]);
+        assert_eq!(r.findings.len(), 1);
+        let f = &r.findings[0];
+        assert_eq!(f.reached_from_count, 25);
+        assert_eq!(f.reached_from.len(), REACHED_FROM_LIMIT);
+        let lines: Vec<u32> = f.reached_from.iter().map(|c| c.line).collect();
+        assert_eq!(
+            lines,
+            (3..3 + REACHED_FROM_LIMIT as u32).collect::<Vec<_>>()
+        );
+        assert_eq!(f.reached_from[0].function, "app::caller_24");
+    }
 }

@@ -246,4 +246,30 @@ mod tests {
         assert!(out.contains("error[NB0101]"), "{out}");
         assert!(out.contains("at src/lib.rs:0:0"), "{out}");
     }
+
+    #[test]
+    fn one_block_per_entry_with_a_note_naming_its_async_callers() {
+        let mut src = String::from(
+            "fn helper() { std::fs::read(\"x\"); }\npub async fn c() {\n helper();\n}\n",
+        );
+        for i in 0..22 {
+            src.push_str(&format!("pub async fn caller_{i:02}() {{ c().await; }}\n"));
+        }
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", &src)]);
+        let out = render(
+            &report,
+            &crate::render::DiskSources {
+                workspace_root: std::path::PathBuf::from("/nonexistent"),
+            },
+            false,
+        );
+        assert_eq!(out.matches("error[NB0101]").count(), 1, "{out}");
+        assert!(
+            out.contains(
+                "note: reached from 22 async callers: `app::caller_00` (src/lib.rs:5), `app::caller_01` (src/lib.rs:6)"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("(src/lib.rs:24), and 2 more\n"), "{out}");
+    }
 }
