@@ -245,6 +245,7 @@ struct Propagator<'a> {
     file: Vec<FileId>,
     /// Per callee: the reachable bodies calling it, with the call's position.
     callers: Vec<Vec<(usize, Pos)>>,
+    marks: RefCell<Marks>,
     used: RefCell<BTreeSet<usize>>,
 }
 
@@ -284,6 +285,11 @@ impl<'a> Propagator<'a> {
             reachable,
             file: index.fns.iter().map(|f| f.file).collect(),
             callers,
+            marks: RefCell::new(Marks {
+                stamp: 0,
+                fn_seen: vec![0; fn_count],
+                body_found: vec![(0, 0); graph.bodies.len()],
+            }),
             used: RefCell::new(BTreeSet::new()),
         }
     }
@@ -508,7 +514,7 @@ impl<'a> Propagator<'a> {
     }
 
     /// The roots that reach body `b` through calls not cut for `rule`, each with the call that
-    /// starts its shortest path (the smallest position among equally short ones).
+    /// starts its shortest path (the smallest position among equally short ones), sorted.
     fn ancestors(&self, b: usize, rule: usize) -> Vec<Ancestor> {
         let graph = self.graph;
         let body = &graph.bodies[b];
@@ -516,11 +522,15 @@ impl<'a> Propagator<'a> {
         if body.kind != BodyKind::Fn {
             return Vec::new();
         }
-        let mut found: BTreeMap<usize, Pos> = BTreeMap::new();
-        let mut seen = BTreeSet::from([body.owner]);
+        let mut marks = self.marks.borrow_mut();
+        let marks = &mut *marks;
+        marks.stamp += 1;
+        let stamp = marks.stamp;
+        let mut found: Vec<Ancestor> = Vec::new();
+        marks.fn_seen[body.owner] = stamp;
         let mut frontier = vec![body.owner];
         while !frontier.is_empty() {
-            let mut layer: BTreeMap<usize, Pos> = BTreeMap::new();
+            let layer_start = found.len();
             let mut next = Vec::new();
             for &g in &frontier {
                 for &(cb, pos) in &self.callers[g] {
@@ -528,24 +538,38 @@ impl<'a> Propagator<'a> {
                     if self.line_cut(caller.owner, pos.line, rule) || self.body_cut(cb, rule) {
                         continue;
                     }
-                    if caller.root.is_some() && !found.contains_key(&cb) {
-                        let p = layer.entry(cb).or_insert(pos);
-                        *p = (*p).min(pos);
+                    if caller.root.is_some() {
+                        let (seen, slot) = marks.body_found[cb];
+                        if seen != stamp {
+                            marks.body_found[cb] = (stamp, found.len());
+                            found.push(Ancestor { body: cb, pos });
+                        } else if slot >= layer_start {
+                            // Found again in the same layer: an equally short path.
+                            found[slot].pos = found[slot].pos.min(pos);
+                        }
                     }
-                    if caller.kind == BodyKind::Fn && seen.insert(caller.owner) {
+                    if caller.kind == BodyKind::Fn && marks.fn_seen[caller.owner] != stamp {
+                        marks.fn_seen[caller.owner] = stamp;
                         next.push(caller.owner);
                     }
                 }
             }
-            found.extend(layer);
-            next.sort_unstable();
             frontier = next;
         }
+        found.sort_unstable();
         found
-            .into_iter()
-            .map(|(body, pos)| Ancestor { body, pos })
-            .collect()
     }
+}
+
+/// Visit marks of [`Propagator::ancestors`], reused across searches: a search marks with a stamp
+/// of its own instead of clearing (or allocating) a set the size of the graph. On a chain of
+/// 2 000 awaited async fns, each over a blocking helper, every entry has up to 2 000 ancestors.
+struct Marks {
+    stamp: u32,
+    /// Per function: the stamp of the last search that queued it.
+    fn_seen: Vec<u32>,
+    /// Per body: the stamp of the last search that found it as an ancestor, and where.
+    body_found: Vec<(u32, usize)>,
 }
 
 /// Functions and bodies reachable from a root body. Only they need a summary: a function's

@@ -17,7 +17,7 @@ use crate::discover::Workspace;
 use crate::graph::{ApiKey, CallGraph};
 use crate::index::Index;
 use crate::load::SourceFile;
-use crate::propagate::{Next, RawFinding, RawStep};
+use crate::propagate::{Ancestor, Next, RawFinding, RawStep};
 use crate::resolve::BodyKind;
 use crate::rules::{hex, RuleDb};
 
@@ -191,6 +191,7 @@ pub struct ReportInput<'a> {
 /// Turns raw findings into reported ones: names, files, messages, fingerprints; sorted, members'
 /// files first.
 pub fn assemble(input: &ReportInput, raw: Vec<RawFinding>) -> Vec<Finding> {
+    let mut callers = Callers::new(input);
     let mut out: Vec<Finding> = raw
         .into_iter()
         .filter(|r| {
@@ -199,7 +200,7 @@ pub fn assemble(input: &ReportInput, raw: Vec<RawFinding>) -> Vec<Finding> {
                 .disabled
                 .contains(&input.rules.rules[r.api.rule].id)
         })
-        .map(|r| finding(input, r))
+        .map(|r| finding(input, &mut callers, r))
         .collect();
     // Stable: findings equal in every key (bodies spliced in by one macro call) keep the
     // deterministic order of the graph.
@@ -291,7 +292,65 @@ pub(crate) fn path(input: &ReportInput, first: &str, api: &ApiKey, steps: &[RawS
         .collect()
 }
 
-fn finding(input: &ReportInput, r: RawFinding) -> Finding {
+/// Lists the async callers of findings: the first [`REACHED_FROM_LIMIT`] by file, line and
+/// column, named. Only those are named (a deep chain of awaited async fns gives each entry
+/// thousands of ancestors), and each list propagation shares between findings is done once.
+struct Callers<'a> {
+    input: &'a ReportInput<'a>,
+    /// Reported path per file id, filled as needed.
+    files: BTreeMap<usize, String>,
+    /// Per shared ancestor list (by address; the list is kept so the address stays its own):
+    /// the listed callers.
+    done: BTreeMap<usize, (std::sync::Arc<[Ancestor]>, Vec<ReachedFrom>)>,
+}
+
+impl<'a> Callers<'a> {
+    fn new(input: &'a ReportInput<'a>) -> Callers<'a> {
+        Callers {
+            input,
+            files: BTreeMap::new(),
+            done: BTreeMap::new(),
+        }
+    }
+
+    fn listed(&mut self, ancestors: &std::sync::Arc<[Ancestor]>) -> Vec<ReachedFrom> {
+        let key = ancestors.as_ptr() as usize;
+        if let Some((_, listed)) = self.done.get(&key) {
+            return listed.clone();
+        }
+        let input = self.input;
+        let file_of = |a: &Ancestor| input.index.fns[input.graph.bodies[a.body].owner].file;
+        for a in ancestors.iter() {
+            self.files
+                .entry(file_of(a))
+                .or_insert_with(|| fn_file(input, input.graph.bodies[a.body].owner));
+        }
+        let mut order: Vec<&Ancestor> = ancestors.iter().collect();
+        // Ties at one position (bodies spliced in by one macro call) by body: deterministic.
+        order.sort_by_key(|a| (&self.files[&file_of(a)], a.pos.line, a.pos.column, a.body));
+        let mut listed: Vec<ReachedFrom> = order
+            .into_iter()
+            .take(REACHED_FROM_LIMIT)
+            .map(|a| ReachedFrom {
+                function: body_name(input, a.body),
+                kind: input.graph.bodies[a.body]
+                    .root
+                    .map_or("", |k| k.as_str())
+                    .to_string(),
+                file: self.files[&file_of(a)].clone(),
+                line: a.pos.line,
+                column: a.pos.column,
+            })
+            .collect();
+        listed.sort_by(|a, b| {
+            (&a.file, a.line, a.column, &a.function).cmp(&(&b.file, b.line, b.column, &b.function))
+        });
+        self.done.insert(key, (ancestors.clone(), listed.clone()));
+        listed
+    }
+}
+
+fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding {
     let rule = &input.rules.rules[r.api.rule];
     let body = &input.graph.bodies[r.body];
     let root_function = body_name(input, r.body);
@@ -303,25 +362,8 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
         column: body.pos.column,
     };
     let path = path(input, &root_function, &r.api, &r.steps);
-    let mut reached_from: Vec<ReachedFrom> = r
-        .reached_from
-        .iter()
-        .map(|a| ReachedFrom {
-            function: body_name(input, a.body),
-            kind: input.graph.bodies[a.body]
-                .root
-                .map_or("", |k| k.as_str())
-                .to_string(),
-            file: fn_file(input, input.graph.bodies[a.body].owner),
-            line: a.pos.line,
-            column: a.pos.column,
-        })
-        .collect();
-    reached_from.sort_by(|a, b| {
-        (&a.file, a.line, a.column, &a.function).cmp(&(&b.file, b.line, b.column, &b.function))
-    });
-    let reached_from_count = reached_from.len();
-    reached_from.truncate(REACHED_FROM_LIMIT);
+    let reached_from = callers.listed(&r.reached_from);
+    let reached_from_count = r.reached_from.len();
     let alternative = if r.api.api_index == usize::MAX {
         rule.alternative.clone()
     } else {
