@@ -2,8 +2,13 @@
 //! fixture style):
 //!
 //! - `call(); // expect: NB0101 NB0201 via=dotenvy` — findings of these rules have `path[0]` on
-//!   this line; with `via=PKG`, the path of each of these findings passes through a function of
-//!   cargo package PKG (several `via=` may be given; all must hold).
+//!   this line (the entry: the call where the path leaves async code); with `via=PKG`, the path of
+//!   each of these findings passes through a function of cargo package PKG (several `via=` may be
+//!   given; all must hold).
+//! - `inner().await; // reached: NB0101 via=PKG` — an async caller: a finding of this rule (whose
+//!   entry is further down, in the awaited async fn) lists this call in `reached_from`; with
+//!   `via=PKG`, that finding's path passes through PKG. A line may carry both `expect:` and
+//!   `reached:` (`// expect: NB0101 // reached: NB0201`).
 //! - `call(); // ok: reason` — a negative site: no finding may have `path[0]` on this line.
 //! - `call(); // ok(NB0501): reason` (or `ok(NB0501, NB1001)`) — the same, tied to the rules it
 //!   is a negative for: the look-alike or offloaded form of those rules' APIs. The rule coverage
@@ -32,12 +37,15 @@ pub struct Negative {
 #[derive(Debug, Default)]
 pub struct Markers {
     pub expected: Vec<Expected>,
+    /// `reached:` markers: async callers listed in a finding's `reached_from` (`via` as above).
+    pub reached: Vec<Expected>,
     pub negatives: Vec<Negative>,
     /// Malformed markers (`file:line: what is wrong`): a typo must not silently drop a site.
     pub errors: Vec<String>,
 }
 
 const EXPECT: &str = "// expect:";
+const REACHED: &str = "// reached:";
 const OK: &str = "// ok:";
 const OK_TIED: &str = "// ok(";
 
@@ -46,33 +54,42 @@ pub fn parse(file: &str, text: &str, out: &mut Markers) {
     for (i, line) in text.lines().enumerate() {
         let line_no = i as u32 + 1;
         let expect = marker_text(line, EXPECT);
+        let reached = marker_text(line, REACHED);
         let ok = marker_text(line, OK)
             .map(|reason| (Vec::new(), reason))
             .or_else(|| {
                 marker_text(line, OK_TIED).map(|rest| parse_tied(file, line_no, rest, out))
             });
-        match (expect, ok) {
-            (Some(_), Some(_)) => out.errors.push(format!(
-                "{file}:{line_no}: a line is either `expect:` or `ok:`, not both"
-            )),
-            (Some(rest), None) => parse_expect(file, line_no, rest, out),
-            (None, Some((rules, reason))) => {
-                if reason.is_empty() {
-                    out.errors
-                        .push(format!("{file}:{line_no}: `// ok:` needs a reason"));
-                }
-                out.negatives.push(Negative {
-                    file: file.to_string(),
-                    line: line_no,
-                    rules,
-                });
+        if ok.is_some() && (expect.is_some() || reached.is_some()) {
+            out.errors.push(format!(
+                "{file}:{line_no}: a line is either `expect:`/`reached:` or `ok:`, not both"
+            ));
+            continue;
+        }
+        if let Some(rest) = expect {
+            let rules = parse_expect(file, line_no, "expect:", rest, out);
+            out.expected.extend(rules);
+        }
+        if let Some(rest) = reached {
+            let rules = parse_expect(file, line_no, "reached:", rest, out);
+            out.reached.extend(rules);
+        }
+        if let Some((rules, reason)) = ok {
+            if reason.is_empty() {
+                out.errors
+                    .push(format!("{file}:{line_no}: `// ok:` needs a reason"));
             }
-            (None, None) => {}
+            out.negatives.push(Negative {
+                file: file.to_string(),
+                line: line_no,
+                rules,
+            });
         }
     }
 }
 
-fn parse_expect(file: &str, line: u32, rest: &str, out: &mut Markers) {
+/// The rules and `via=` packages of an `expect:` or `reached:` marker (`tag`, for messages).
+fn parse_expect(file: &str, line: u32, tag: &str, rest: &str, out: &mut Markers) -> Vec<Expected> {
     let mut rules: Vec<String> = Vec::new();
     let mut via = Vec::new();
     for word in rest.split_whitespace() {
@@ -92,16 +109,17 @@ fn parse_expect(file: &str, line: u32, rest: &str, out: &mut Markers) {
     }
     if rules.is_empty() {
         out.errors
-            .push(format!("{file}:{line}: `// expect:` names no rule"));
+            .push(format!("{file}:{line}: `// {tag}` names no rule"));
     }
-    for rule in rules {
-        out.expected.push(Expected {
+    rules
+        .into_iter()
+        .map(|rule| Expected {
             file: file.to_string(),
             line,
             rule,
             via: via.clone(),
-        });
-    }
+        })
+        .collect()
 }
 
 /// `NB0501, NB1001): reason` (the text after `// ok(`) → the rules and the reason.
@@ -139,8 +157,12 @@ fn is_rule_id(word: &str) -> bool {
     word.len() == 6 && word.starts_with("NB") && word[2..].bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The text after `tag` on `line`, up to the next comment marker (`// expect: .. // reached: ..`).
 fn marker_text<'a>(line: &'a str, tag: &str) -> Option<&'a str> {
-    line.find(tag).map(|i| line[i + tag.len()..].trim())
+    line.find(tag).map(|i| {
+        let rest = &line[i + tag.len()..];
+        rest.split("//").next().unwrap_or(rest).trim()
+    })
 }
 
 /// Markers of every `.rs` file under `workspace` (build scripts and files that are not modules
@@ -254,6 +276,29 @@ mod tests {
         let rules: Vec<&str> = m.expected.iter().map(|e| e.rule.as_str()).collect();
         assert_eq!(rules, ["NB0101", "NB0701"]);
         assert!(m.expected.iter().all(|e| e.line == 1 && e.via.is_empty()));
+    }
+
+    #[test]
+    fn reached_markers_name_async_callers_alone_or_beside_an_expectation() {
+        let m = parsed(
+            "a().await; // reached: NB0101 via=dep\nb(a().await); // expect: NB0201 // reached: NB0101\n",
+        );
+        assert!(m.errors.is_empty(), "{:?}", m.errors);
+        let reached: Vec<(u32, &str, usize)> = m
+            .reached
+            .iter()
+            .map(|e| (e.line, e.rule.as_str(), e.via.len()))
+            .collect();
+        assert_eq!(reached, [(1, "NB0101", 1), (2, "NB0101", 0)]);
+        let expected: Vec<(u32, &str)> = m
+            .expected
+            .iter()
+            .map(|e| (e.line, e.rule.as_str()))
+            .collect();
+        assert_eq!(expected, [(2, "NB0201")]);
+        let bad = parsed("a(); // reached:\nb(); // reached: NB0101 // ok: both\n");
+        assert_eq!(bad.errors.len(), 2, "{:?}", bad.errors);
+        assert!(bad.reached.is_empty() && bad.negatives.is_empty());
     }
 
     #[test]

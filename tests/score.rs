@@ -1,10 +1,15 @@
 //! Scores a report (the tool's JSON) against a workspace's markers.
 //!
-//! A finding's site is `(path[0].file, path[0].line, rule)`. An `expect:` marker is met when some
-//! finding has its site and passes through every `via=` package (some path step has
+//! A finding's site is `(path[0].file, path[0].line, rule)`: its entry. An `expect:` marker is met
+//! when some finding has its site and passes through every `via=` package (some path step has
 //! `"package": PKG`). Findings at the site of a met marker are true positives (one marker may
 //! match several findings: one per blocking API reached from that call). Every other finding is
 //! a false positive; a marker that is not met is a false negative.
+//!
+//! The async callers a finding lists (`reached_from`) are held to the same standard: each
+//! `(file, line, rule)` of them must meet a `reached:` marker (else it is an unexpected caller),
+//! and a `reached:` marker is met when some finding of its rule lists a caller on its line and
+//! passes through its `via=` packages (else it is a missed caller).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -27,6 +32,12 @@ pub struct Tally {
     pub fp_on_negatives: usize,
     /// Markers that no finding meets.
     pub fn_: usize,
+    /// `reached:` markers (one per rule per line).
+    pub callers: usize,
+    /// `reached:` markers that no finding's `reached_from` meets.
+    pub callers_missed: usize,
+    /// `reached_from` entries (per finding) on a line without a `reached:` marker of the rule.
+    pub callers_unexpected: usize,
 }
 
 impl Tally {
@@ -37,6 +48,9 @@ impl Tally {
         self.fp += o.fp;
         self.fp_on_negatives += o.fp_on_negatives;
         self.fn_ += o.fn_;
+        self.callers += o.callers;
+        self.callers_missed += o.callers_missed;
+        self.callers_unexpected += o.callers_unexpected;
     }
 
     /// Met markers over all markers (1.0 without markers).
@@ -50,13 +64,13 @@ impl Tally {
     }
 
     pub fn is_perfect(&self) -> bool {
-        self.fp == 0 && self.fn_ == 0
+        self.fp == 0 && self.fn_ == 0 && self.callers_missed == 0 && self.callers_unexpected == 0
     }
 
-    /// One line: counts, recall and precision.
+    /// One line: counts, recall and precision, and the async callers met.
     pub fn summary(&self) -> String {
         format!(
-            "positives {:>3}  negatives {:>3}  TP {:>3}  FP {:>3} ({} on ok lines)  FN {:>3}  recall {:>5.1}%  precision {:>5.1}%",
+            "positives {:>3}  negatives {:>3}  TP {:>3}  FP {:>3} ({} on ok lines)  FN {:>3}  recall {:>5.1}%  precision {:>5.1}%  callers {:>2}/{:<2} ({} unexpected)",
             self.positives,
             self.negatives,
             self.tp,
@@ -64,7 +78,10 @@ impl Tally {
             self.fp_on_negatives,
             self.fn_,
             self.recall() * 100.0,
-            self.precision() * 100.0
+            self.precision() * 100.0,
+            self.callers - self.callers_missed,
+            self.callers,
+            self.callers_unexpected
         )
     }
 }
@@ -162,7 +179,74 @@ pub fn score(markers: &Markers, report: &Value) -> Score {
         }
         out.mismatches.push(line);
     }
+    score_callers(markers, findings, &mut out);
     out
+}
+
+/// Checks every finding's `reached_from` against the `reached:` markers.
+fn score_callers(markers: &Markers, findings: &[Value], out: &mut Score) {
+    let mut reached: BTreeMap<Site, &[String]> = BTreeMap::new();
+    for e in &markers.reached {
+        reached.insert((e.file.clone(), e.line, e.rule.clone()), &e.via);
+    }
+    out.tally.callers = reached.len();
+    let callers_of = |f: &Value| -> Vec<Site> {
+        f["reached_from"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|caller| {
+                (
+                    caller["file"].as_str().unwrap_or_default().to_string(),
+                    caller["line"].as_u64().unwrap_or(0) as u32,
+                    f["rule"].as_str().unwrap_or_default().to_string(),
+                )
+            })
+            .collect()
+    };
+    // As for `expect:`, one finding through the `via=` packages meets the marker.
+    let met: BTreeSet<Site> = findings
+        .iter()
+        .flat_map(|f| {
+            callers_of(f).into_iter().filter(|site| {
+                reached
+                    .get(site)
+                    .is_some_and(|via| via.iter().all(|v| passes_through(f, v)))
+            })
+        })
+        .collect();
+    for f in findings {
+        for site in callers_of(f) {
+            if met.contains(&site) {
+                continue;
+            }
+            out.tally.callers_unexpected += 1;
+            let what = match reached.get(&site) {
+                Some(via) => format!(
+                    "async caller of a finding that does not pass through {}",
+                    via.join(", ")
+                ),
+                None => "unexpected async caller".to_string(),
+            };
+            out.mismatches.push(format!(
+                "{}:{} {} {what} of `{}` via {}",
+                site.0,
+                site.1,
+                site.2,
+                f["api"].as_str().unwrap_or("?"),
+                path_text(f)
+            ));
+        }
+    }
+    for site in reached.keys() {
+        if !met.contains(site) {
+            out.tally.callers_missed += 1;
+            out.mismatches.push(format!(
+                "{}:{} {} async caller missed",
+                site.0, site.1, site.2
+            ));
+        }
+    }
 }
 
 fn site_of(f: &Value) -> Site {
@@ -287,6 +371,57 @@ mod tests {
         assert!(
             all.contains("src/lib.rs:2 NB0201 missed; findings on this line: NB0701"),
             "{all}"
+        );
+    }
+
+    fn with_callers(mut f: Value, callers: &[(&str, u32)]) -> Value {
+        f["reached_from"] = callers
+            .iter()
+            .map(|(file, line)| json!({"function": "c", "kind": "async fn", "file": file, "line": line, "column": 5}))
+            .collect();
+        f
+    }
+
+    #[test]
+    fn async_callers_must_meet_reached_markers_and_reached_markers_a_caller() {
+        let mut m = Markers::default();
+        markers::parse(
+            "src/lib.rs",
+            "a(); // expect: NB0101\nb().await; // reached: NB0101\nc().await; // reached: NB0101 via=dep\nd().await;\n",
+            &mut m,
+        );
+        let entry = finding("NB0101", &[("src/lib.rs", 1, "app")]);
+        // Line 2 met, line 3 listed but the path does not pass through `dep`, line 4 unmarked.
+        let report = json!({"findings": [with_callers(entry.clone(), &[("src/lib.rs", 2), ("src/lib.rs", 3), ("src/lib.rs", 4)])]});
+        let s = score(&m, &report);
+        assert_eq!((s.tally.tp, s.tally.fp, s.tally.fn_), (1, 0, 0));
+        assert_eq!(s.tally.callers, 2);
+        assert_eq!(s.tally.callers_missed, 1);
+        assert_eq!(s.tally.callers_unexpected, 2);
+        assert!(!s.tally.is_perfect());
+        let all = s.mismatches.join("\n");
+        assert!(
+            all.contains(
+                "src/lib.rs:3 NB0101 async caller of a finding that does not pass through dep"
+            ),
+            "{all}"
+        );
+        assert!(
+            all.contains("src/lib.rs:4 NB0101 unexpected async caller"),
+            "{all}"
+        );
+        assert!(
+            all.contains("src/lib.rs:3 NB0101 async caller missed"),
+            "{all}"
+        );
+        let good = json!({"findings": [with_callers(
+            finding("NB0101", &[("src/lib.rs", 1, "app"), ("/reg/dep/src/lib.rs", 9, "dep")]),
+            &[("src/lib.rs", 2), ("src/lib.rs", 3)],
+        )]});
+        assert!(
+            score(&m, &good).tally.is_perfect(),
+            "{:?}",
+            score(&m, &good).mismatches
         );
     }
 

@@ -21,10 +21,42 @@ fn demo_service_human_output_snapshot() {
 fn json_contract_fields_and_invariants_hold_on_the_demo() {
     let ws = repo_root().join("examples/demo-service");
     let json = nonblock_tests::run_tool_json(&ws.join("Cargo.toml"));
-    assert_eq!(json["schema"], "cargo-nonblock/v1");
+    assert_eq!(json["schema"], "cargo-nonblock/v2");
     let findings = json["findings"].as_array().unwrap();
     assert!(!findings.is_empty());
+    let mut fingerprints = std::collections::BTreeSet::new();
+    let mut entries = std::collections::BTreeSet::new();
     for f in findings {
+        assert!(
+            fingerprints.insert(f["fingerprint"].as_str().unwrap()),
+            "fingerprints are unique: {f}"
+        );
+        let first = &f["path"][0];
+        assert!(
+            entries.insert((
+                first["file"].as_str().unwrap(),
+                first["line"].as_u64(),
+                first["column"].as_u64(),
+                f["api"].as_str().unwrap()
+            )),
+            "one finding per entry and API: {f}"
+        );
+        let callers = f["reached_from"].as_array().unwrap();
+        let count = f["reached_from_count"].as_u64().unwrap() as usize;
+        assert!(callers.len() <= count.min(20), "{f}");
+        for c in callers {
+            for key in ["function", "kind", "file", "line", "column"] {
+                assert!(!c[key].is_null(), "reached_from.{key} missing in {f}");
+            }
+        }
+        let order: Vec<(&str, u64, u64)> = callers
+            .iter()
+            .map(|c| {
+                let at = |k: &str| c[k].as_u64().unwrap();
+                (c["file"].as_str().unwrap(), at("line"), at("column"))
+            })
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] <= w[1]), "sorted: {f}");
         for key in [
             "rule",
             "name",
@@ -44,7 +76,7 @@ fn json_contract_fields_and_invariants_hold_on_the_demo() {
         let path = f["path"].as_array().unwrap();
         assert_eq!(
             path[0]["function"], f["root"]["function"],
-            "path[0] is the call inside the root"
+            "path[0] is the entry call inside the root"
         );
         assert_eq!(
             path.last().unwrap()["callee"],

@@ -1,7 +1,9 @@
 //! The labelled corpus: every fixture workspace (`tests/fixtures/*/`) and `examples/demo-service`
 //! is analysed, and its findings are scored against the `// expect:` / `// ok:` markers in its
 //! source. Prints the tally per workspace and in total; fails below 100 % recall or precision,
-//! listing every mismatch.
+//! on any async caller (`reached_from`) that does not meet a `reached:` marker or marker not met,
+//! and on any notice (an unused or reasonless suppression in a fixture is a mistake too), listing
+//! every mismatch.
 //!
 //! `NONBLOCK_FIXTURES=basics,members` limits the run to workspaces with those directory names;
 //! `NONBLOCK_FIXTURE_TIMEOUT=SECS` (default 300) bounds each workspace's analysis.
@@ -33,6 +35,15 @@ fn labelled_fixtures_have_full_recall_and_precision() {
             started.elapsed().as_secs_f64()
         );
         problems.extend(s.mismatches.iter().map(|p| format!("{name}: {p}")));
+        for n in json["notices"].as_array().into_iter().flatten() {
+            problems.push(format!(
+                "{name}: notice {}:{} {}: {}",
+                n["file"].as_str().unwrap_or("?"),
+                n["line"],
+                n["kind"].as_str().unwrap_or("?"),
+                n["message"].as_str().unwrap_or("?")
+            ));
+        }
         total.add(&s.tally);
     }
     println!("{:<14} {}", "TOTAL", total.summary());

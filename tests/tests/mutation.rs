@@ -1,6 +1,7 @@
 //! Offload mutation test: rewrite the labelled fixtures mechanically and check that the analyzer
-//! follows. Every positive site whose call is a whole statement or `let` initialiser is wrapped in
-//! `std::thread::spawn(move || ..)`: its findings must disappear. Every negative site that is a
+//! follows. Every positive site (`expect:` or `reached:`) whose call is a whole statement or `let`
+//! initialiser is wrapped in `std::thread::spawn(move || ..)`: its findings, and its listings as
+//! an async caller in `reached_from`, must disappear. Every negative site that is a
 //! one-line `spawn_blocking(|| EXPR)` / `spawn_blocking(move || EXPR)` is unwrapped to `EXPR`: a
 //! finding must appear. The rewritten code need not compile (the analyzer never compiles); it must
 //! parse, which the analyzer reports otherwise.
@@ -12,7 +13,10 @@ use nonblock_tests::{labelled_workspaces, markers, run_tool_json};
 
 /// Splits a source line into code and its trailing marker comment.
 fn split_marker(line: &str) -> Option<(&str, &str)> {
-    let i = line.find("// expect:").or_else(|| line.find("// ok"))?;
+    let i = line
+        .find("// expect:")
+        .or_else(|| line.find("// reached:"))
+        .or_else(|| line.find("// ok"))?;
     Some((&line[..i], &line[i..]))
 }
 
@@ -142,6 +146,7 @@ fn mutate(ws: &Path, scratch: &Path) -> Outcome {
     let positive_lines: BTreeSet<(String, u32)> = m
         .expected
         .iter()
+        .chain(&m.reached)
         .map(|e| (e.file.clone(), e.line))
         .collect();
     let negative_lines: BTreeSet<(String, u32)> = m
@@ -198,17 +203,17 @@ fn mutate(ws: &Path, scratch: &Path) -> Outcome {
             out.problems.push(format!("rewrite does not parse: {e}"));
         }
     }
-    let reported: BTreeSet<(String, u32)> = json["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            (
-                f["path"][0]["file"].as_str().unwrap().to_string(),
-                f["path"][0]["line"].as_u64().unwrap() as u32,
-            )
-        })
-        .collect();
+    // Entries and the async callers listed with them.
+    let mut reported: BTreeSet<(String, u32)> = BTreeSet::new();
+    for f in json["findings"].as_array().unwrap() {
+        let callers = f["reached_from"].as_array().unwrap();
+        for place in std::iter::once(&f["path"][0]).chain(callers) {
+            reported.insert((
+                place["file"].as_str().unwrap().to_string(),
+                place["line"].as_u64().unwrap() as u32,
+            ));
+        }
+    }
     for site in &wrapped_sites {
         out.wrapped += 1;
         if reported.contains(site) {

@@ -99,12 +99,14 @@ fn every_marker_names_a_known_rule_and_parses() {
     let mut problems = Vec::new();
     for (ws, m) in scored_markers().into_iter().chain(pending_markers()) {
         problems.extend(m.errors.iter().map(|e| format!("{ws}: {e}")));
-        for e in &m.expected {
-            if !known.contains(e.rule.as_str()) {
-                problems.push(format!(
-                    "{ws}/{}:{}: `expect: {}` names no rule",
-                    e.file, e.line, e.rule
-                ));
+        for (tag, markers) in [("expect", &m.expected), ("reached", &m.reached)] {
+            for e in markers {
+                if !known.contains(e.rule.as_str()) {
+                    problems.push(format!(
+                        "{ws}/{}:{}: `{tag}: {}` names no rule",
+                        e.file, e.line, e.rule
+                    ));
+                }
             }
         }
         for n in &m.negatives {

@@ -236,8 +236,20 @@ fn every_finding_shows_its_whole_path_step_by_step_in_the_sarif() {
                 .contains(&format!("`{}` calls `{}`", s.function, s.callee)));
             assert_eq!(step["module"], s.package.as_str());
         }
-        let root = &r["relatedLocations"][0];
-        assert_eq!(root["physicalLocation"]["region"]["startLine"], f.root.line);
+        let related = r["relatedLocations"].as_array().unwrap();
+        assert_eq!(
+            related[0]["physicalLocation"]["region"]["startLine"],
+            f.root.line
+        );
+        assert_eq!(related.len(), 1 + f.reached_from.len());
+        for (c, loc) in f.reached_from.iter().zip(&related[1..]) {
+            assert_eq!(loc["physicalLocation"]["region"]["startLine"], c.line);
+            assert_eq!(
+                loc["logicalLocations"][0]["fullyQualifiedName"],
+                c.function.as_str()
+            );
+        }
+        assert_eq!(r["properties"]["reachedFromCount"], f.reached_from_count);
         views.push_str(&github_view(run, r));
         views.push('\n');
     }
@@ -257,7 +269,7 @@ fn every_finding_shows_its_whole_path_step_by_step_in_the_sarif() {
 }
 
 #[test]
-fn github_annotations_one_command_per_finding_with_its_path() {
+fn github_annotations_one_command_per_finding_with_its_path_and_async_callers() {
     let (report, roots, _) = demo();
     let out = github::render(&report, &RuleDb::builtin(), &roots);
     let lines: Vec<&str> = out.lines().collect();
@@ -286,13 +298,34 @@ fn github_annotations_one_command_per_finding_with_its_path() {
             .replace("%0A", "\n")
             .replace("%0D", "\r")
             .replace("%25", "%");
-        let steps: Vec<&str> = decoded.lines().filter(|l| l.starts_with("  ")).collect();
+        // Numbered steps (`  1. file:line:col ..`), then the async callers (`  - ..`).
+        let steps: Vec<&str> = decoded
+            .lines()
+            .filter(|l| l.starts_with("  ") && !l.starts_with("  - "))
+            .collect();
         assert_eq!(steps.len(), f.path.len(), "{decoded}");
         for (s, text) in f.path.iter().zip(steps) {
             assert!(
                 text.ends_with(&format!("`{}` calls `{}`", s.function, s.callee)),
                 "{text}"
             );
+        }
+        let callers: Vec<&str> = decoded.lines().filter(|l| l.starts_with("  - ")).collect();
+        assert_eq!(callers.len(), f.reached_from.len(), "{decoded}");
+        for (c, text) in f.reached_from.iter().zip(callers) {
+            assert!(
+                text.ends_with(&format!(
+                    "{}:{}:{} {} `{}`",
+                    c.file, c.line, c.column, c.kind, c.function
+                )),
+                "{text}"
+            );
+        }
+        if f.reached_from_count > 0 {
+            assert!(decoded.contains(&format!(
+                "reached from {} async caller",
+                f.reached_from_count
+            )));
         }
     }
     assert!(!out.contains("/home/") && !out.contains("/root/"));

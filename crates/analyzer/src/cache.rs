@@ -219,6 +219,7 @@ mod tests {
             &crate::progress::Silent,
             std::time::Instant::now(),
             std::collections::BTreeMap::new(),
+            false,
         );
         assert_eq!(warm.cache.hits, 1);
         assert_eq!(warm.findings.len(), 1, "{:?}", warm.findings);

@@ -113,7 +113,8 @@ fn analyze_in_pool(
     lap("discover", &mut phases);
     // Per-crate stages guard themselves; this catches a panic in the whole-graph stages (index,
     // call graph, propagation), where no single crate is to blame.
-    match guard::guard(|| analyze_workspace(&ws, rules, &config, progress, start, phases)) {
+    let v1 = opts.v1_fingerprints;
+    match guard::guard(|| analyze_workspace(&ws, rules, &config, progress, start, phases, v1)) {
         Ok(report) => Ok(report),
         Err(panic) => Ok(Report::internal_failure(
             guard::internal_error(None, "analysing", &panic),
@@ -124,7 +125,8 @@ fn analyze_in_pool(
 }
 
 /// Runs every stage after discovery. Public so tests can analyse a synthetic workspace without
-/// `cargo metadata`.
+/// `cargo metadata`. With `v1_fingerprints`, the report also maps the fingerprints of the v1
+/// contract to today's findings (`Report::v1_fingerprints`), to migrate a v1 baseline.
 pub fn analyze_workspace(
     ws: &discover::Workspace,
     rules: &RuleDb,
@@ -132,6 +134,7 @@ pub fn analyze_workspace(
     progress: &dyn progress::Progress,
     start: Instant,
     mut phases: BTreeMap<String, f64>,
+    v1_fingerprints: bool,
 ) -> Report {
     let ws = ws.clone();
     let configured_rules = config.apply(rules);
@@ -217,8 +220,14 @@ pub fn analyze_workspace(
     let graph = graph::build(&ws, &index, rules, &config.roots, resolved);
     lap("graph", &mut phases);
 
-    let summaries = propagate::summaries(&graph, index.fns.len());
-    let raw = propagate::findings(&graph, &summaries);
+    let sources = member_sources(&ws, &index, &files);
+    let mut notices = Vec::new();
+    let mut directives = Vec::new();
+    for file in &sources {
+        directives.extend(suppress::parse(&file.path, &file.text, rules, &mut notices));
+    }
+    let cuts = suppress::cuts(&directives, &sources, &index, rules);
+    let propagated = propagate::run(&graph, &index, &cuts);
     lap("propagate", &mut phases);
 
     let input = report::ReportInput {
@@ -228,14 +237,14 @@ pub fn analyze_workspace(
         graph: &graph,
         files: &files,
     };
-    let findings = report::assemble(&input, raw);
-    let sources = member_sources(&ws, &index, &files);
-    let mut notices = Vec::new();
-    let mut directives = Vec::new();
-    for (file, text) in &sources {
-        directives.extend(suppress::parse(file, text, rules, &mut notices));
-    }
-    let (findings, suppressed) = suppress::apply(findings, &sources, &directives, &mut notices);
+    let findings = report::assemble(&input, propagated.findings);
+    let suppressed = report::assemble(&input, propagated.suppressed).len();
+    suppress::report_unused(&directives, &propagated.used, &mut notices);
+    let v1_fingerprints = if v1_fingerprints {
+        baseline::v1_fingerprints(&input, &findings)
+    } else {
+        BTreeMap::new()
+    };
     notices.sort();
     errors.sort();
     errors.dedup();
@@ -252,14 +261,14 @@ pub fn analyze_workspace(
         call_edges: graph.call_edges,
         unresolved_calls: unresolved_by_reason.values().sum(),
         unresolved_by_reason,
-        suppressed: suppressed.len(),
+        suppressed,
         baselined: 0,
         internal_errors,
         seconds: start.elapsed().as_secs_f64(),
         phases,
     };
     if index.fns.len() >= FREE_IN_BACKGROUND_FNS {
-        free_in_background((index, graph, summaries));
+        free_in_background((index, graph));
     }
     Report {
         schema: report::SCHEMA,
@@ -268,6 +277,7 @@ pub fn analyze_workspace(
         notices,
         stats,
         cache: cache_stats.into_inner().unwrap_or_default(),
+        v1_fingerprints,
     }
 }
 
@@ -287,19 +297,24 @@ fn free_in_background<T: Send + 'static>(value: T) {
         .spawn(move || drop(value));
 }
 
-/// The text of every workspace member's source file, by reported path (for suppressions).
+/// Every workspace member's source file with its text (where suppressions are read).
 fn member_sources(
     ws: &discover::Workspace,
     index: &index::Index,
     files: &[load::SourceFile],
-) -> BTreeMap<String, String> {
+) -> Vec<suppress::MemberFile> {
     files
         .iter()
-        .filter(|f| ws.packages[index.units[f.unit].package].is_member)
-        .filter_map(|f| {
+        .enumerate()
+        .filter(|(_, f)| ws.packages[index.units[f.unit].package].is_member)
+        .filter_map(|(id, f)| {
             std::fs::read_to_string(&f.path)
                 .ok()
-                .map(|t| (ws.display_path(&f.path), t))
+                .map(|text| suppress::MemberFile {
+                    id,
+                    path: ws.display_path(&f.path),
+                    text,
+                })
         })
         .collect()
 }

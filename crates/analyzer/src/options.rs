@@ -20,4 +20,8 @@ pub struct Options {
     pub threads: Option<usize>,
     /// Do not read or write the cache of lowered dependency crates.
     pub no_cache: bool,
+    /// Also map the fingerprints findings had under the v1 contract to today's findings
+    /// (`Report::v1_fingerprints`), so that a v1 baseline applies: one more propagation, over
+    /// every call, done only when asked.
+    pub v1_fingerprints: bool,
 }

@@ -54,6 +54,7 @@ mod tests {
             &rec,
             start,
             Default::default(),
+            false,
         );
         let phases = rec.phases.lock().unwrap().clone();
         assert_eq!(

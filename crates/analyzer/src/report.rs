@@ -1,9 +1,12 @@
 //! Stage 7, *report*: the `Report` value every renderer reads, and the JSON output contract.
 //!
-//! Contract `cargo-nonblock/v1` (stdout of `--format json`): `findings`, `errors`, `stats`, as
-//! documented in README.md. Fields may be added within v1; none is renamed or removed without a
-//! new schema version. Findings and errors are sorted before rendering: output never depends on
-//! hash order or thread count (the timing figures in `stats` are the one exception).
+//! Contract `cargo-nonblock/v2` (stdout of `--format json`): `findings`, `errors`, `notices`,
+//! `stats`, as documented in README.md. A finding is an *entry* (see [`crate::propagate`]): the
+//! call where a path leaves async code, with the blocking API it reaches; `root` is the async
+//! context that call is written in, and `reached_from` lists the async contexts that reach that
+//! context through calls. Fields may be added within v2; none is renamed or removed without a new
+//! schema version. Findings and errors are sorted before rendering: output never depends on hash
+//! order or thread count (the timing figures in `stats` are the one exception).
 
 use std::collections::BTreeMap;
 
@@ -11,13 +14,19 @@ use serde::Serialize;
 use sha2::Digest;
 
 use crate::discover::Workspace;
-use crate::graph::CallGraph;
+use crate::graph::{ApiKey, CallGraph};
 use crate::index::Index;
 use crate::load::SourceFile;
-use crate::propagate::{Next, RawFinding};
+use crate::propagate::{Ancestor, Next, RawFinding, RawStep};
+use crate::resolve::BodyKind;
 use crate::rules::{hex, RuleDb};
 
-pub const SCHEMA: &str = "cargo-nonblock/v1";
+pub const SCHEMA: &str = "cargo-nonblock/v2";
+
+/// At most this many `reached_from` entries are listed per finding (`reached_from_count` has the
+/// true number): on a large application one entry can be reached from thousands of handlers,
+/// and listing them all is what made v1 reports hundreds of megabytes.
+pub const REACHED_FROM_LIMIT: usize = 20;
 
 #[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Diagnostic {
@@ -31,6 +40,17 @@ pub struct Diagnostic {
 
 #[derive(Clone, Debug, Serialize, PartialEq, Eq)]
 pub struct Root {
+    pub function: String,
+    pub kind: String,
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// An async context that reaches a finding's entry through calls (awaited async fns, or sync
+/// helpers that build the future): where its path towards the entry starts.
+#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+pub struct ReachedFrom {
     pub function: String,
     pub kind: String,
     pub file: String,
@@ -58,8 +78,14 @@ pub struct Finding {
     pub api: String,
     pub message: String,
     pub help: String,
+    /// The async context the entry call (`path[0]`) is written in.
     pub root: Root,
     pub path: Vec<Step>,
+    /// The first [`REACHED_FROM_LIMIT`] async contexts that reach `root` through calls, sorted by
+    /// file, line, column and function.
+    pub reached_from: Vec<ReachedFrom>,
+    /// How many async contexts reach `root` (the length of `reached_from` before the limit).
+    pub reached_from_count: usize,
     pub fingerprint: String,
 }
 
@@ -83,7 +109,8 @@ pub struct Stats {
     /// Unresolved call expressions by reason (`closure_value`, `fn_pointer`, `macro_metavar`, `unknown_receiver`,
     /// `unknown_path`, `unknown_method`), counted over the functions reachable from async roots.
     pub unresolved_by_reason: BTreeMap<String, usize>,
-    /// Findings silenced by `// nonblock:allow(..)` directives.
+    /// Findings silenced by `// nonblock:allow(..)` directives: those that exist without the
+    /// directives and not with them.
     pub suppressed: usize,
     /// Findings left out because `--baseline` lists them.
     pub baselined: usize,
@@ -107,6 +134,11 @@ pub struct Report {
     /// depend on the cache's state).
     #[serde(skip)]
     pub cache: crate::cache::CacheStats,
+    /// v1 fingerprint → the fingerprints of the findings its path now belongs to, when the run
+    /// was asked for them (`Options::v1_fingerprints`, to migrate a v1 baseline); never
+    /// serialised.
+    #[serde(skip)]
+    pub v1_fingerprints: BTreeMap<String, Vec<String>>,
 }
 
 impl Report {
@@ -135,6 +167,7 @@ impl Report {
                 ..Stats::default()
             },
             cache: crate::cache::CacheStats::default(),
+            v1_fingerprints: BTreeMap::new(),
         }
     }
 
@@ -155,8 +188,10 @@ pub struct ReportInput<'a> {
     pub files: &'a [SourceFile],
 }
 
-/// Turns raw findings into reported ones: names, files, messages, fingerprints; sorted.
+/// Turns raw findings into reported ones: names, files, messages, fingerprints; sorted, members'
+/// files first.
 pub fn assemble(input: &ReportInput, raw: Vec<RawFinding>) -> Vec<Finding> {
+    let mut callers = Callers::new(input);
     let mut out: Vec<Finding> = raw
         .into_iter()
         .filter(|r| {
@@ -165,33 +200,47 @@ pub fn assemble(input: &ReportInput, raw: Vec<RawFinding>) -> Vec<Finding> {
                 .disabled
                 .contains(&input.rules.rules[r.api.rule].id)
         })
-        .map(|r| finding(input, r))
+        .map(|r| finding(input, &mut callers, r))
         .collect();
-    out.sort_by(|a, b| {
-        let ka = (
-            &a.path[0].file,
-            a.path[0].line,
-            a.path[0].column,
-            &a.rule,
-            &a.api,
-            &a.root.function,
-            &a.fingerprint,
-        );
-        let kb = (
-            &b.path[0].file,
-            b.path[0].line,
-            b.path[0].column,
-            &b.rule,
-            &b.api,
-            &b.root.function,
-            &b.fingerprint,
-        );
-        ka.cmp(&kb)
-    });
+    // Stable: findings equal in every key (bodies spliced in by one macro call) keep the
+    // deterministic order of the graph.
+    out.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
+    number_fingerprints(&mut out);
     out
 }
 
-fn fn_file(input: &ReportInput, f: usize) -> String {
+type SortKey<'a> = (bool, &'a str, u32, u32, &'a str, &'a str, &'a str, u32, u32);
+
+fn sort_key(f: &Finding) -> SortKey<'_> {
+    let first = &f.path[0];
+    (
+        std::path::Path::new(&first.file).is_absolute(),
+        &first.file,
+        first.line,
+        first.column,
+        &f.rule,
+        &f.api,
+        &f.root.function,
+        f.root.line,
+        f.root.column,
+    )
+}
+
+/// Makes fingerprints unique: the n-th finding (in report order, n > 0) sharing a fingerprint
+/// with earlier ones gets the fingerprint hashed with n. Two calls of one helper in one async fn
+/// are two findings; adding a third makes exactly one new fingerprint, wherever it is added.
+fn number_fingerprints(findings: &mut [Finding]) {
+    let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+    for f in findings {
+        let n = seen.entry(f.fingerprint.clone()).or_default();
+        if *n > 0 {
+            f.fingerprint = hash(&[&f.fingerprint, &n.to_string()]);
+        }
+        *n += 1;
+    }
+}
+
+pub(crate) fn fn_file(input: &ReportInput, f: usize) -> String {
     let file = input.index.fns[f].file;
     input
         .files
@@ -207,30 +256,27 @@ fn fn_package(input: &ReportInput, f: usize) -> String {
         .clone()
 }
 
-fn finding(input: &ReportInput, r: RawFinding) -> Finding {
+/// The name of a body as reported: its function's, with `{async block}` or `{async closure}`
+/// appended for those.
+pub(crate) fn body_name(input: &ReportInput, body: usize) -> String {
+    let b = &input.graph.bodies[body];
+    let owner = input.index.fn_display(b.owner);
+    match b.kind {
+        BodyKind::AsyncBlock => format!("{owner}::{{async block}}"),
+        BodyKind::AsyncClosure => format!("{owner}::{{async closure}}"),
+        BodyKind::Fn => owner,
+    }
+}
+
+/// A raw path as reported; `steps[0]` is written in the body named `first`.
+pub(crate) fn path(input: &ReportInput, first: &str, api: &ApiKey, steps: &[RawStep]) -> Vec<Step> {
     let index = input.index;
-    let rule = &input.rules.rules[r.api.rule];
-    let body = &input.graph.bodies[r.body];
-    let owner = index.fn_display(body.owner);
-    let root_function = match r.root {
-        crate::graph::RootKind::AsyncBlock => format!("{owner}::{{async block}}"),
-        crate::graph::RootKind::AsyncClosure => format!("{owner}::{{async closure}}"),
-        _ => owner,
-    };
-    let root = Root {
-        function: root_function.clone(),
-        kind: r.root.as_str().to_string(),
-        file: fn_file(input, body.owner),
-        line: body.pos.line,
-        column: body.pos.column,
-    };
-    let path: Vec<Step> = r
-        .steps
+    steps
         .iter()
         .enumerate()
         .map(|(i, s)| Step {
             function: if i == 0 {
-                root_function.clone()
+                first.to_string()
             } else {
                 index.fn_display(s.function)
             },
@@ -238,12 +284,86 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
             line: s.pos.line,
             column: s.pos.column,
             callee: match &s.callee {
-                Next::Api => r.api.path.clone(),
+                Next::Api => api.path.clone(),
                 Next::Fn(f) => index.fn_display(*f),
             },
             package: fn_package(input, s.function),
         })
-        .collect();
+        .collect()
+}
+
+/// Lists the async callers of findings: the first [`REACHED_FROM_LIMIT`] by file, line and
+/// column, named. Only those are named (a deep chain of awaited async fns gives each entry
+/// thousands of ancestors), and each list propagation shares between findings is done once.
+struct Callers<'a> {
+    input: &'a ReportInput<'a>,
+    /// Reported path per file id, filled as needed.
+    files: BTreeMap<usize, String>,
+    /// Per shared ancestor list (by address; the list is kept so the address stays its own):
+    /// the listed callers.
+    done: BTreeMap<usize, (std::sync::Arc<[Ancestor]>, Vec<ReachedFrom>)>,
+}
+
+impl<'a> Callers<'a> {
+    fn new(input: &'a ReportInput<'a>) -> Callers<'a> {
+        Callers {
+            input,
+            files: BTreeMap::new(),
+            done: BTreeMap::new(),
+        }
+    }
+
+    fn listed(&mut self, ancestors: &std::sync::Arc<[Ancestor]>) -> Vec<ReachedFrom> {
+        let key = ancestors.as_ptr() as usize;
+        if let Some((_, listed)) = self.done.get(&key) {
+            return listed.clone();
+        }
+        let input = self.input;
+        let file_of = |a: &Ancestor| input.index.fns[input.graph.bodies[a.body].owner].file;
+        for a in ancestors.iter() {
+            self.files
+                .entry(file_of(a))
+                .or_insert_with(|| fn_file(input, input.graph.bodies[a.body].owner));
+        }
+        let mut order: Vec<&Ancestor> = ancestors.iter().collect();
+        // Ties at one position (bodies spliced in by one macro call) by body: deterministic.
+        order.sort_by_key(|a| (&self.files[&file_of(a)], a.pos.line, a.pos.column, a.body));
+        let mut listed: Vec<ReachedFrom> = order
+            .into_iter()
+            .take(REACHED_FROM_LIMIT)
+            .map(|a| ReachedFrom {
+                function: body_name(input, a.body),
+                kind: input.graph.bodies[a.body]
+                    .root
+                    .map_or("", |k| k.as_str())
+                    .to_string(),
+                file: self.files[&file_of(a)].clone(),
+                line: a.pos.line,
+                column: a.pos.column,
+            })
+            .collect();
+        listed.sort_by(|a, b| {
+            (&a.file, a.line, a.column, &a.function).cmp(&(&b.file, b.line, b.column, &b.function))
+        });
+        self.done.insert(key, (ancestors.clone(), listed.clone()));
+        listed
+    }
+}
+
+fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding {
+    let rule = &input.rules.rules[r.api.rule];
+    let body = &input.graph.bodies[r.body];
+    let root_function = body_name(input, r.body);
+    let root = Root {
+        function: root_function.clone(),
+        kind: r.root.as_str().to_string(),
+        file: fn_file(input, body.owner),
+        line: body.pos.line,
+        column: body.pos.column,
+    };
+    let path = path(input, &root_function, &r.api, &r.steps);
+    let reached_from = callers.listed(&r.reached_from);
+    let reached_from_count = r.reached_from.len();
     let alternative = if r.api.api_index == usize::MAX {
         rule.alternative.clone()
     } else {
@@ -276,7 +396,7 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
         root_function,
         via
     );
-    let fingerprint = fingerprint(&rule.id, &root_function, &path);
+    let fingerprint = fingerprint(&rule.id, &path[0], &r.api.path);
     let ffi_library = if rule.ffi {
         r.api.path.split("::").next()
     } else {
@@ -297,13 +417,30 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
         help,
         root,
         path,
+        reached_from,
+        reached_from_count,
         fingerprint,
     }
 }
 
-/// A stable identity for a finding: rule, root function and the functions and callees along the
-/// path — no line numbers, so it survives edits that move code.
-pub fn fingerprint(rule: &str, root: &str, path: &[Step]) -> String {
+/// A finding's identity (before [`number_fingerprints`]): rule, API, and the entry — the package
+/// and name of the async context it is written in and the callee it calls. No line numbers and
+/// nothing below the entry's callee, so it survives edits that move code or change how a helper
+/// reaches the API, and no ancestor, so a new async caller does not make a finding new.
+pub fn fingerprint(rule: &str, entry: &Step, api: &str) -> String {
+    hash(&[
+        "v2",
+        rule,
+        &entry.package,
+        &entry.function,
+        &entry.callee,
+        api,
+    ])
+}
+
+/// The v1 fingerprint of a v1 finding: rule, root function, and the functions and callees along
+/// the path. Kept to migrate v1 baselines (see [`crate::baseline`]).
+pub fn fingerprint_v1(rule: &str, root: &str, path: &[Step]) -> String {
     let mut h = sha2::Sha256::new();
     h.update(rule.as_bytes());
     h.update([0]);
@@ -317,9 +454,22 @@ pub fn fingerprint(rule: &str, root: &str, path: &[Step]) -> String {
     hex(&h.finalize()[..8])
 }
 
+/// 16 hex digits of the SHA-256 of `parts`, each followed by a zero byte.
+fn hash(parts: &[&str]) -> String {
+    let mut h = sha2::Sha256::new();
+    for p in parts {
+        h.update(p.as_bytes());
+        h.update([0]);
+    }
+    hex(&h.finalize()[..8])
+}
+
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
     use super::*;
+    use crate::testutil::analyze_files;
 
     fn step(function: &str, line: u32, callee: &str) -> Step {
         Step {
@@ -333,12 +483,84 @@ mod tests {
     }
 
     #[test]
-    fn fingerprint_ignores_lines_but_not_functions() {
-        let a = fingerprint("NB0101", "a::h", &[step("a::h", 3, "std::fs::read")]);
-        let moved = fingerprint("NB0101", "a::h", &[step("a::h", 40, "std::fs::read")]);
-        let other = fingerprint("NB0101", "a::g", &[step("a::g", 3, "std::fs::read")]);
+    fn fingerprint_ignores_lines_but_not_the_entry() {
+        let a = fingerprint("NB0101", &step("a::h", 3, "a::load"), "std::fs::read");
+        let moved = fingerprint("NB0101", &step("a::h", 40, "a::load"), "std::fs::read");
+        let other_fn = fingerprint("NB0101", &step("a::g", 3, "a::load"), "std::fs::read");
+        let other_callee = fingerprint("NB0101", &step("a::h", 3, "a::read"), "std::fs::read");
+        let other_api = fingerprint("NB0101", &step("a::h", 3, "a::load"), "std::fs::write");
         assert_eq!(a, moved);
-        assert_ne!(a, other);
         assert_eq!(a.len(), 16);
+        let all = BTreeSet::from([&a, &other_fn, &other_callee, &other_api]);
+        assert_eq!(all.len(), 4);
+    }
+
+    const ENTRIES: &str = "fn load() { std::fs::read(\"x\"); }\n\
+                           pub async fn h() {\n load();\n load();\n async { load(); };\n async { load(); };\n}\n\
+                           pub async fn g() { h().await; load(); }\n";
+
+    #[test]
+    fn fingerprints_are_unique_per_finding() {
+        let r = analyze_files(&[("src/lib.rs", ENTRIES)]);
+        let sites: Vec<(u32, &str)> = r
+            .findings
+            .iter()
+            .map(|f| (f.path[0].line, f.root.function.as_str()))
+            .collect();
+        assert_eq!(
+            sites,
+            [
+                (3, "app::h"),
+                (4, "app::h"),
+                (5, "app::h::{async block}"),
+                (6, "app::h::{async block}"),
+                (8, "app::g"),
+            ]
+        );
+        let fingerprints: BTreeSet<&str> =
+            r.findings.iter().map(|f| f.fingerprint.as_str()).collect();
+        assert_eq!(fingerprints.len(), r.findings.len());
+    }
+
+    #[test]
+    fn fingerprints_survive_unrelated_edits() {
+        let before = analyze_files(&[("src/lib.rs", ENTRIES)]);
+        // Lines move, a new function and a new async caller of `h` appear, `load` reaches the
+        // API through another helper: every finding keeps its fingerprint.
+        let edited = format!(
+            "// header\n\nfn unrelated() {{}}\n{}\npub async fn k() {{ h().await; }}\n",
+            ENTRIES.replace(
+                "fn load() { std::fs::read(\"x\"); }",
+                "fn load() { read_it(); }\nfn read_it() { std::fs::read(\"x\"); }"
+            )
+        );
+        let after = analyze_files(&[("src/lib.rs", &edited)]);
+        let prints = |r: &Report| -> Vec<String> {
+            r.findings.iter().map(|f| f.fingerprint.clone()).collect()
+        };
+        assert_eq!(prints(&before), prints(&after));
+        assert_eq!(after.findings[0].path.len(), 3, "the path did change");
+        assert_eq!(after.findings[0].reached_from_count, 2, "g and k");
+    }
+
+    #[test]
+    fn reached_from_is_sorted_and_capped_with_the_true_count() {
+        let mut src =
+            String::from("fn helper() { std::fs::read(\"x\"); }\npub async fn c() { helper(); }\n");
+        // Written in reverse name order: the list is sorted by position, not by name.
+        for i in (0..25).rev() {
+            src.push_str(&format!("pub async fn caller_{i:02}() {{ c().await; }}\n"));
+        }
+        let r = analyze_files(&[("src/lib.rs", &src)]);
+        assert_eq!(r.findings.len(), 1);
+        let f = &r.findings[0];
+        assert_eq!(f.reached_from_count, 25);
+        assert_eq!(f.reached_from.len(), REACHED_FROM_LIMIT);
+        let lines: Vec<u32> = f.reached_from.iter().map(|c| c.line).collect();
+        assert_eq!(
+            lines,
+            (3..3 + REACHED_FROM_LIMIT as u32).collect::<Vec<_>>()
+        );
+        assert_eq!(f.reached_from[0].function, "app::caller_24");
     }
 }

@@ -147,13 +147,26 @@ mod tests {
         let findings = |from: &[usize]| {
             let resolved = crate::resolve::resolve_reachable(&index, &rules, from);
             let graph = crate::graph::build(&ws, &index, &rules, configured, resolved.bodies);
-            let summaries = crate::propagate::summaries(&graph, index.fns.len());
-            // Body indices differ (fewer bodies): name a root body by its owner and position.
-            let raw: Vec<_> = crate::propagate::findings(&graph, &summaries)
+            let cuts = crate::propagate::Cuts::default();
+            // Body indices differ (fewer bodies): name a body by its owner and position.
+            let name = |b: usize| (graph.bodies[b].owner, graph.bodies[b].pos);
+            let raw: Vec<_> = crate::propagate::run(&graph, &index, &cuts)
+                .findings
                 .into_iter()
                 .map(|r| {
-                    let body = &graph.bodies[r.body];
-                    (body.owner, body.pos, r.root, r.api, r.confidence, r.steps)
+                    let ancestors: Vec<_> = r
+                        .reached_from
+                        .iter()
+                        .map(|a| (name(a.body), a.pos))
+                        .collect();
+                    (
+                        name(r.body),
+                        r.root,
+                        r.api,
+                        r.confidence,
+                        r.steps,
+                        ancestors,
+                    )
                 })
                 .collect();
             let roots: Vec<usize> = graph

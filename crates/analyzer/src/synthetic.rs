@@ -96,6 +96,7 @@ fn analyze_in_deep_pool(ws: &Workspace) -> Report {
             &crate::progress::Silent,
             Instant::now(),
             BTreeMap::new(),
+            false,
         )
     };
     match POOL.get_or_init(|| crate::analysis_pool(Some(1)).ok()) {

@@ -21,6 +21,11 @@ impl Drop for Scratch {
 /// Writes `files` (paths relative to the package root, the first being `src/lib.rs` or another
 /// crate root) into a scratch package `app` and analyses it as a workspace member.
 pub fn analyze_files(files: &[(&str, &str)]) -> Report {
+    analyze_files_with(files, false)
+}
+
+/// [`analyze_files`], mapping v1 fingerprints when `v1_fingerprints` is set.
+pub fn analyze_files_with(files: &[(&str, &str)], v1_fingerprints: bool) -> Report {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -69,6 +74,7 @@ pub fn analyze_files(files: &[(&str, &str)]) -> Report {
             &crate::progress::Silent,
             Instant::now(),
             BTreeMap::new(),
+            v1_fingerprints,
         )
     });
     drop(scratch);
@@ -139,6 +145,7 @@ pub fn analyze_workspace_of(ws: &Workspace) -> Report {
         &crate::progress::Silent,
         Instant::now(),
         BTreeMap::new(),
+        false,
     )
 }
 

@@ -285,6 +285,23 @@ fn explain(rules: &RuleDb, id: &str) -> ExitCode {
 }
 
 fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
+    // Read the baseline first: a bad file fails before the analysis, and a v1 file asks the
+    // analysis for the v1 fingerprints it is matched with.
+    let baseline = match &args.baseline {
+        Some(path) => {
+            let loaded = std::fs::read_to_string(path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| Baseline::parse(&text));
+            match loaded {
+                Ok(b) => Some((b, path.display().to_string())),
+                Err(e) => {
+                    eprintln!("error: baseline {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        None => None,
+    };
     let opts = Options {
         manifest_path: args.manifest_path.clone(),
         packages: args.package.clone(),
@@ -298,6 +315,7 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
         frozen: args.frozen,
         threads: None,
         no_cache: args.no_cache,
+        v1_fingerprints: baseline.as_ref().is_some_and(|(b, _)| b.is_v1()),
     };
     // A bar only on an interactive stderr, never under -q, never mixed into stdout.
     let bar = (!args.quiet && std::io::stderr().is_terminal()).then(Bar::new);
@@ -337,16 +355,13 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
             }
         };
     }
-    if let Some(path) = &args.baseline {
-        let loaded = std::fs::read_to_string(path)
-            .map_err(|e| e.to_string())
-            .and_then(|text| Baseline::parse(&text));
-        match loaded {
-            Ok(b) => b.apply(&mut report, &path.display().to_string()),
-            Err(e) => {
-                eprintln!("error: baseline {}: {e}", path.display());
-                return ExitCode::from(2);
-            }
+    if let Some((b, path)) = &baseline {
+        b.apply(&mut report, path);
+        if b.is_v1() && !args.quiet {
+            eprintln!(
+                "nonblock: baseline {path} has v1 fingerprints (one per async caller); they were \
+                 matched to today's findings. Rewrite it with --write-baseline to store v2 ones"
+            );
         }
     }
     let workspace_root = workspace_root(args);

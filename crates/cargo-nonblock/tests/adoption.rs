@@ -191,3 +191,49 @@ fn baselines_hide_known_findings_across_edits_and_report_new_and_stale_ones() {
         Some(2)
     );
 }
+
+/// A baseline the v1 tool wrote for examples/demo-service (`--write-baseline` at commit 4b4cf10,
+/// before findings were reported at their entry: 18 findings, one per async caller): it still
+/// baselines every finding of today's run, with no stale entry, and the run says how to upgrade
+/// the file. (Should the demo's code change, the entries for the changed paths turn stale: write
+/// the file again with the tool built from that commit.)
+#[test]
+fn a_v1_baseline_of_the_demo_migrates_without_stale_entries() {
+    let data = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let v1 = data.join("demo-service.v1-baseline.json");
+    let manifest =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo-service/Cargo.toml");
+    let run = |extra: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_cargo-nonblock"))
+            .args(["nonblock", "--manifest-path"])
+            .arg(&manifest)
+            .args(["--format", "json"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let all = json(&run(&[]));
+    let findings = all["findings"].as_array().unwrap().len();
+    assert!(findings > 0);
+    let out = run(&["--baseline", v1.to_str().unwrap()]);
+    let v = json(&out);
+    assert_eq!(v["findings"].as_array().unwrap().len(), 0, "{v}");
+    assert_eq!(v["stats"]["baselined"], findings);
+    assert_eq!(v["notices"].as_array().unwrap().len(), 0, "{v}");
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("v1 fingerprints"), "{err}");
+    // Rewritten, the baseline is v2 and holds one entry per finding.
+    let rewritten = std::env::temp_dir().join(format!("nonblock-v2-{}.json", std::process::id()));
+    assert_eq!(
+        run(&["--write-baseline", rewritten.to_str().unwrap()])
+            .status
+            .code(),
+        Some(0)
+    );
+    let b: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&rewritten).unwrap()).unwrap();
+    std::fs::remove_file(&rewritten).ok();
+    assert_eq!(b["schema"], "cargo-nonblock-baseline/v2");
+    assert_eq!(b["findings"].as_array().unwrap().len(), findings);
+}

@@ -120,7 +120,7 @@ fn output_file_gets_the_report_and_stderr_the_summary() {
     );
     let written: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
-    assert_eq!(written["schema"], "cargo-nonblock/v1");
+    assert_eq!(written["schema"], "cargo-nonblock/v2");
     std::fs::remove_file(&file).ok();
 }
 

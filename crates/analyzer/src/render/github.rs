@@ -1,5 +1,6 @@
 //! GitHub Actions annotations (`--format github`): one `::error` or `::warning` workflow command
-//! per finding, at the call written in the async context, with the whole path in the message.
+//! per finding, at the entry call written in the async context, with the whole path and the
+//! async callers that reach it in the message.
 //!
 //! ```text
 //! ::error file=crates/api/src/main.rs,line=13,col=20,title=NB0101 std-fs…::synchronous …%0Apath …
@@ -62,6 +63,28 @@ fn finding(f: &Finding, rules: &RuleDb, roots: &Roots) -> String {
             s.function,
             s.callee
         ));
+    }
+    if f.reached_from_count > 0 {
+        message.push_str(&format!(
+            "\nreached from {}:",
+            super::async_callers(f.reached_from_count)
+        ));
+        for r in &f.reached_from {
+            message.push_str(&format!(
+                "\n  - {}:{}:{} {} `{}`",
+                roots.display(&r.file),
+                r.line,
+                r.column,
+                r.kind,
+                r.function
+            ));
+        }
+        if f.reached_from_count > f.reached_from.len() {
+            message.push_str(&format!(
+                "\n  - and {} more",
+                f.reached_from_count - f.reached_from.len()
+            ));
+        }
     }
     if f.confidence != "high" {
         message.push_str(&format!("\nconfidence: {}", f.confidence));
@@ -145,7 +168,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
-    use crate::report::{Root, Step};
+    use crate::report::{ReachedFrom, Root, Step};
 
     fn roots() -> Roots {
         Roots {
@@ -204,6 +227,14 @@ mod tests {
                         package: "dep".into(),
                     },
                 ],
+                reached_from: vec![ReachedFrom {
+                    function: "a::main".into(),
+                    kind: "async fn".into(),
+                    file: "src/main.rs".into(),
+                    line: 9,
+                    column: 5,
+                }],
+                reached_from_count: 3,
                 fingerprint: "f".into(),
             }],
             vec![
@@ -224,7 +255,7 @@ mod tests {
     }
 
     #[test]
-    fn one_command_per_finding_with_the_path_in_the_message() {
+    fn one_command_per_finding_with_the_path_and_async_callers_in_the_message() {
         let mut report = report();
         report.notices = vec![crate::render::sarif::tests::notice()];
         let out = render(&report, &RuleDb::builtin(), &roots());
@@ -238,6 +269,9 @@ mod tests {
              %0Apath (2 steps):\
              %0A  1. svc/src/a,b.rs:2:5 `a::h` calls `dep::wait`\
              %0A  2. dep-1.0.0/src/lib.rs:7:9 `dep::wait` calls `std::thread::sleep`\
+             %0Areached from 3 async callers:\
+             %0A  - svc/src/main.rs:9:5 async fn `a::main`\
+             %0A  - and 2 more\
              %0Aconfidence: medium\
              %0Ahelp: use tokio::time::sleep, or 50%25 less"
                 .replace(

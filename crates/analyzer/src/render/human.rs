@@ -1,5 +1,7 @@
-//! rustc-style diagnostics through annotate-snippets: the primary span on the call written in
-//! the async context, one `note:` per further step of the path, `help:` with the alternative.
+//! rustc-style diagnostics through annotate-snippets, one block per finding (per entry and API):
+//! the primary span on the entry call written in the async context, one `note:` per further step
+//! of the path, a `note:` naming the async callers that reach the entry, `help:` with the
+//! alternative.
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
@@ -145,12 +147,37 @@ fn render_finding(f: &Finding, sources: &dyn SourceProvider, renderer: &Renderer
             step.function, step.file, step.line, step.callee
         )));
     }
+    if f.reached_from_count > 0 {
+        group = group.element(Level::NOTE.message(reached_from_note(f)));
+    }
     if f.confidence != "high" {
         group = group.element(Level::NOTE.message(format!("confidence: {}", f.confidence)));
     }
     group = group.element(Level::HELP.message(f.help.clone()));
     let groups: [Group; 1] = [group];
     renderer.render(&groups)
+}
+
+/// `reached from 2 async callers: `a::main` (src/main.rs:20), `a::job` (src/job.rs:7)`, with
+/// `, and N more` past the listed ones.
+fn reached_from_note(f: &Finding) -> String {
+    let listed: Vec<String> = f
+        .reached_from
+        .iter()
+        .map(|r| format!("`{}` ({}:{})", r.function, r.file, r.line))
+        .collect();
+    let mut note = format!(
+        "reached from {}: {}",
+        super::async_callers(f.reached_from_count),
+        listed.join(", ")
+    );
+    if f.reached_from_count > listed.len() {
+        note.push_str(&format!(
+            ", and {} more",
+            f.reached_from_count - listed.len()
+        ));
+    }
+    note
 }
 
 /// The byte range of the callee written at `column` (1-based, in characters): a path such as
@@ -218,5 +245,31 @@ mod tests {
         );
         assert!(out.contains("error[NB0101]"), "{out}");
         assert!(out.contains("at src/lib.rs:0:0"), "{out}");
+    }
+
+    #[test]
+    fn one_block_per_entry_with_a_note_naming_its_async_callers() {
+        let mut src = String::from(
+            "fn helper() { std::fs::read(\"x\"); }\npub async fn c() {\n helper();\n}\n",
+        );
+        for i in 0..22 {
+            src.push_str(&format!("pub async fn caller_{i:02}() {{ c().await; }}\n"));
+        }
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", &src)]);
+        let out = render(
+            &report,
+            &crate::render::DiskSources {
+                workspace_root: std::path::PathBuf::from("/nonexistent"),
+            },
+            false,
+        );
+        assert_eq!(out.matches("error[NB0101]").count(), 1, "{out}");
+        assert!(
+            out.contains(
+                "note: reached from 22 async callers: `app::caller_00` (src/lib.rs:5), `app::caller_01` (src/lib.rs:6)"
+            ),
+            "{out}"
+        );
+        assert!(out.contains("(src/lib.rs:24), and 2 more\n"), "{out}");
     }
 }

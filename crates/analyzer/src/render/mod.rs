@@ -13,6 +13,15 @@ pub enum Format {
     Github,
 }
 
+/// `1 async caller`, `3 async callers`: how `reached_from_count` reads.
+pub fn async_callers(count: usize) -> String {
+    if count == 1 {
+        "1 async caller".to_string()
+    } else {
+        format!("{count} async callers")
+    }
+}
+
 /// Reads the source text of a reported file (workspace-relative or absolute path), for snippets.
 pub trait SourceProvider {
     fn source(&self, file: &str) -> Option<String>;

@@ -1,9 +1,11 @@
 //! SARIF 2.1.0 (`--format sarif`), built with the serde-sarif types, for GitHub code scanning and
 //! other SARIF viewers.
 //!
-//! One run; `tool.driver.rules` holds every rule of the database. Each finding is a result whose
-//! primary location is `path[0]` (the call written in the async context), whose `codeFlows[0]`
-//! walks the whole path one call per step, and whose `relatedLocations` holds the async root.
+//! One run; `tool.driver.rules` holds every rule of the database. Each finding (an entry and the
+//! API it reaches) is one result whose primary location is `path[0]` (the entry call written in
+//! the async context), whose `codeFlows[0]` walks the whole path one call per step, and whose
+//! `relatedLocations` hold the async context (id 1) and the async callers that reach it
+//! (`reached_from`, ids 2 and up, each at its call), linked from the message.
 //! Workspace files are given relative to `%SRCROOT%` (the repository root, see [`Roots`]);
 //! dependency sources relative to `CARGO_HOME`, so the log never carries an absolute path of the
 //! machine it was made on. Files that could not be analysed become `toolExecutionNotifications`.
@@ -39,9 +41,10 @@ pub const INFORMATION_URI: &str = match env!("CARGO_PKG_REPOSITORY").as_bytes() 
 pub const SRCROOT: &str = "%SRCROOT%";
 /// The base id of dependency sources: cargo's home directory (`registry/src/…`, `git/checkouts/…`).
 pub const CARGO_HOME: &str = "CARGO_HOME";
-/// The `partialFingerprints` key of the finding's stable fingerprint (rule, root and the
-/// functions along the path; no line numbers).
-pub const FINGERPRINT_KEY: &str = "nonblockPath/v1";
+/// The `partialFingerprints` key of the finding's stable fingerprint (rule, API and the entry:
+/// the async context's package and name and the callee; no line numbers). Versioned with the
+/// scheme: a v1 value (`nonblockPath/v1`, one per async caller) is not comparable.
+pub const FINGERPRINT_KEY: &str = "nonblockEntry/v2";
 
 /// Where the files of a report live: what turns its paths into SARIF uris.
 #[derive(Clone, Debug)]
@@ -309,6 +312,17 @@ fn result(f: &Finding, rules: &RuleDb, roots: &Roots, lines: &mut LineCache) -> 
         .logical_locations(vec![function(&f.root.function)])
         .message(text(format!("{} `{}`", f.root.kind, f.root.function)))
         .build();
+    let mut related = vec![root];
+    for (i, r) in f.reached_from.iter().enumerate() {
+        related.push(
+            Location::builder()
+                .id(i as i64 + 2)
+                .physical_location(physical(roots, &r.file, r.line, r.column, lines))
+                .logical_locations(vec![function(&r.function)])
+                .message(text(format!("reached from {} `{}`", r.kind, r.function)))
+                .build(),
+        );
+    }
     let last = f.path.len() - 1;
     let steps: Vec<ThreadFlowLocation> = f
         .path
@@ -359,12 +373,17 @@ fn result(f: &Finding, rules: &RuleDb, roots: &Roots, lines: &mut LineCache) -> 
     props.insert("api".to_string(), json!(f.api));
     props.insert("category".to_string(), json!(f.category));
     props.insert("rootKind".to_string(), json!(f.root.kind));
-    let message = format!(
-        "{}\nPath: {}\n{}",
+    props.insert("reachedFromCount".to_string(), json!(f.reached_from_count));
+    let mut message = format!(
+        "{}\nPath: {}\n",
         link_root(&f.message, &f.root.function),
         escape_message(&chain.join(" → ")),
-        escape_message(&format!("Fix: {}", f.help)),
     );
+    if f.reached_from_count > 0 {
+        message.push_str(&reached_from_line(f));
+        message.push('\n');
+    }
+    message.push_str(&escape_message(&format!("Fix: {}", f.help)));
     let builder = SarifResult::builder()
         .rule_id(f.rule.as_str())
         .level(match f.severity.as_str() {
@@ -374,7 +393,7 @@ fn result(f: &Finding, rules: &RuleDb, roots: &Roots, lines: &mut LineCache) -> 
         })
         .message(text(message))
         .locations(vec![primary])
-        .related_locations(vec![root])
+        .related_locations(related)
         .code_flows(vec![flow])
         .partial_fingerprints(BTreeMap::from([(
             FINGERPRINT_KEY.to_string(),
@@ -530,6 +549,35 @@ fn link_root(message: &str, root: &str) -> String {
         ),
         None => escape_message(message),
     }
+}
+
+/// `Reached from 2 async callers: [`a::main`](2), [`a::job`](3)`: each caller linked to its
+/// related location, `, and N more` past the listed ones.
+fn reached_from_line(f: &Finding) -> String {
+    let links: Vec<String> = f
+        .reached_from
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            format!(
+                "[{}]({})",
+                escape_message(&format!("`{}`", r.function)),
+                i + 2
+            )
+        })
+        .collect();
+    let mut line = format!(
+        "Reached from {}: {}",
+        super::async_callers(f.reached_from_count),
+        links.join(", ")
+    );
+    if f.reached_from_count > links.len() {
+        line.push_str(&format!(
+            ", and {} more",
+            f.reached_from_count - links.len()
+        ));
+    }
+    line
 }
 
 /// Escapes the characters that plain-text SARIF messages give a meaning (embedded links).
@@ -711,7 +759,7 @@ pub fn percent_encode(path: &str) -> String {
 pub(crate) mod tests {
     use super::*;
     use crate::render::DiskSources;
-    use crate::report::{Root, Stats, Step};
+    use crate::report::{ReachedFrom, Root, Stats, Step};
     use serde_json::Value;
 
     struct NoSources;
@@ -777,6 +825,14 @@ pub(crate) mod tests {
                     "dep",
                 ),
             ],
+            reached_from: vec![ReachedFrom {
+                function: "app::serve".into(),
+                kind: "async fn".into(),
+                file: "src/main.rs".into(),
+                line: 9,
+                column: 5,
+            }],
+            reached_from_count: 2,
             fingerprint: "0123456789abcdef".into(),
         }
     }
@@ -877,10 +933,20 @@ pub(crate) mod tests {
         );
         assert_eq!(steps[1]["module"], "dep");
         assert_eq!(r["relatedLocations"][0]["id"], 1);
-        assert!(r["message"]["text"]
-            .as_str()
-            .unwrap()
-            .contains("[`app::main`](1)"));
+        let caller = &r["relatedLocations"][1];
+        assert_eq!(caller["id"], 2);
+        assert_eq!(caller["physicalLocation"]["region"]["startLine"], 9);
+        assert_eq!(
+            caller["message"]["text"],
+            "reached from async fn `app::serve`"
+        );
+        let message = r["message"]["text"].as_str().unwrap();
+        assert!(message.contains("[`app::main`](1)"), "{message}");
+        assert!(
+            message.contains("Reached from 2 async callers: [`app::serve`](2), and 1 more"),
+            "{message}"
+        );
+        assert_eq!(r["properties"]["reachedFromCount"], 2);
         assert_eq!(
             r["partialFingerprints"][FINGERPRINT_KEY],
             "0123456789abcdef"

@@ -13,7 +13,7 @@ pub async fn serve(mut socket: TcpStream, store: Arc<UserStore>) {
     let mut buf = [0u8; 64];
     let n = socket.read(&mut buf).await.unwrap_or(0); // ok: tokio's AsyncReadExt::read
     let id: u64 = String::from_utf8_lossy(&buf[..n]).trim().parse().unwrap_or(0);
-    let reply = match get_user(&store, id).await { // expect: NB0101 NB0201 NB1101
+    let reply = match get_user(&store, id).await { // reached: NB0101 NB0201 NB1101
         Some(user) => render(&user), // expect: NB1101
         None => "not found".to_string(),
     };

@@ -17,7 +17,7 @@ async fn main() {
         let (socket, _) = listener.accept().await.unwrap(); // ok: tokio accept is async
         let store = store.clone();
         tokio::spawn(async move {
-            handlers::serve(socket, store).await; // expect: NB0101 NB0201 NB1101
+            handlers::serve(socket, store).await; // reached: NB0101 NB0201 NB1101
         });
     }
 }
