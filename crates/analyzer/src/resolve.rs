@@ -2062,6 +2062,7 @@ mod tests {
                 &crate::progress::Silent,
                 std::time::Instant::now(),
                 std::collections::BTreeMap::new(),
+                false,
             );
             let mut rules: Vec<String> = report.findings.iter().map(|f| f.rule.clone()).collect();
             rules.sort();
