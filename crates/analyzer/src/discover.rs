@@ -121,7 +121,8 @@ pub fn discover(opts: &Options) -> Result<Workspace, String> {
     let dir = manifest_path
         .as_deref()
         .and_then(|p| p.parent())
-        .filter(|d| !d.as_os_str().is_empty())
+        // A missing directory is cargo's to report ("manifest path does not exist").
+        .filter(|d| !d.as_os_str().is_empty() && d.is_dir())
         .map(Path::to_path_buf);
     if let Some(d) = &dir {
         cmd.current_dir(d);
