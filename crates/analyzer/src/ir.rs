@@ -181,10 +181,13 @@ pub enum IrExpr {
         scrutinee: Box<IrExpr>,
         arms: Vec<(IrPat, IrExpr)>,
     },
+    /// `for pat in iter { body }`: calls `IntoIterator::into_iter(iter)`, then `next` on the
+    /// result each turn; `pos` is the iterated expression's.
     For {
         pat: IrPat,
         iter: Box<IrExpr>,
         body: IrBlock,
+        pos: Pos,
     },
     /// `while COND { .. }` (condition, then the body as a block) and `loop { .. }` (the body).
     /// Kept apart from [`IrExpr::Other`] because a lock guard held over a loop is not a short

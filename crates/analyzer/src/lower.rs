@@ -675,6 +675,7 @@ impl<'a> Lowerer<'a> {
                 pat: lower_pat(&f.pat),
                 iter: self.lower_boxed(&f.expr),
                 body: self.lower_block(&f.body),
+                pos: pos(f.expr.span()),
             },
             E::While(w) => IrExpr::Loop(vec![
                 self.lower_expr(&w.cond),

@@ -622,10 +622,15 @@ impl Walker<'_> {
                 }
                 Ty::Unknown
             }
-            IrExpr::For { pat, iter, body } => {
+            IrExpr::For {
+                pat,
+                iter,
+                body,
+                pos,
+            } => {
                 let t = self.walk(iter);
+                let elem = self.iterate(t, *pos);
                 self.scopes.push(BTreeMap::new());
-                let elem = element_type(&t);
                 self.bind_pat(pat, elem);
                 self.walk_block(body);
                 self.scopes.pop();
@@ -1543,6 +1548,42 @@ impl Walker<'_> {
         Ty::Unknown
     }
 
+    /// The calls a `for` loop makes on its iterated value of type `t`, as rustc desugars it:
+    /// `IntoIterator::into_iter(t)`, then `next` on the iterator (`walkdir::WalkDir` reaches
+    /// `read_dir` through `IntoIter::next`). Only the analysed graph's impls are recorded as
+    /// calls; std collections keep the element typing of [`element_type`]. Returns the element
+    /// type: what the iterator's `next` yields, when known.
+    fn iterate(&mut self, t: Ty, pos: Pos) -> Ty {
+        let fallback = element_type(&t);
+        let local = |ty: &Ty| matches!(ty.peel_refs(), Ty::Adt(TyCon::Local(_), _));
+        if !local(&t) {
+            return fallback;
+        }
+        let (into, _) = self.method_lookup(&t, "into_iter");
+        let iter_ty = if into.iter().any(|x| matches!(x, Target::Fn(..))) {
+            let ret = self.return_type(&into, Some(&t), &[]);
+            self.push_call(pos, into, Vec::new(), Vec::new());
+            if ret.is_unknown() {
+                return fallback;
+            }
+            ret
+        } else {
+            t.clone()
+        };
+        let (next, level) = self.method_lookup(&iter_ty, "next");
+        if !next.iter().any(|x| matches!(x, Target::Fn(..))) {
+            return fallback;
+        }
+        let item = self
+            .return_type(&next, Some(&level), &[])
+            .unwrap_result_like();
+        self.push_call(pos, next, Vec::new(), Vec::new());
+        match item {
+            Ty::Unknown => fallback,
+            item => item,
+        }
+    }
+
     /// The type `.await` yields on a value of type `t`: `T` of `impl Future<Output = T>` (also
     /// behind `Pin<Box<..>>`), the `Output` of an analysed type's `Future` impl (tokio's
     /// `JoinHandle<T>` yields `Result<T, JoinError>`), else `t` itself: an `async fn` call is
@@ -2123,5 +2164,29 @@ mod tests {
                 "line {line}: {sites:?}"
             );
         }
+    }
+
+    /// `for entry in WalkDir::new(..)` calls `into_iter` and the iterator's `next` (walkdir's
+    /// reads the directory there); the element type is `next`'s, so `entry?.metadata()`
+    /// resolves. A std collection records no call.
+    #[test]
+    fn for_loops_call_into_iter_and_next_of_analysed_iterators() {
+        let src = "pub mod walk {\n\
+                   pub struct WalkDir; pub struct IntoIter; pub struct DirEntry;\n\
+                   impl DirEntry { pub fn metadata(&self) { let _ = std::fs::metadata(\"x\"); } }\n\
+                   impl IntoIterator for WalkDir { type Item = Result<DirEntry, ()>; type IntoIter = IntoIter; fn into_iter(self) -> IntoIter { IntoIter } }\n\
+                   impl Iterator for IntoIter { type Item = Result<DirEntry, ()>; fn next(&mut self) -> Option<Result<DirEntry, ()>> { let _ = std::fs::read_dir(\".\"); None } }\n\
+                   }\n\
+                   async fn a(names: Vec<String>) {\n\
+                   for entry in walk::WalkDir {\n\
+                   let e = entry.unwrap();\n\
+                   e.metadata();\n\
+                   }\n\
+                   for n in names { let _ = n.len(); }\n\
+                   }\n";
+        let sites = one(src);
+        assert!(sites.contains(&(8, "NB0101".into())), "{sites:?}");
+        assert!(sites.contains(&(10, "NB0101".into())), "{sites:?}");
+        assert!(!sites.iter().any(|(l, _)| *l == 12), "{sites:?}");
     }
 }
