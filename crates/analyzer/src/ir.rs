@@ -104,6 +104,10 @@ pub struct IrFn {
 pub struct FnAttrs {
     /// `#[tokio::main]`, `#[tokio::test]`, `#[actix_web::main]`, ...: the body runs on a runtime.
     pub runtime_entry: bool,
+    /// `#[tokio::main]` (multi-thread flavor) or `#[async_std::main]`: the body is driven by
+    /// `block_on` on the thread that starts the runtime, not by a worker.
+    #[serde(default)]
+    pub block_on_entry: bool,
     /// `// nonblock:allow(..)` and similar directives are handled in report; this records the
     /// line of the item for suppression lookups.
     pub item_line: u32,

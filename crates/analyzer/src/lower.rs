@@ -452,6 +452,26 @@ impl<'a> Lowerer<'a> {
                 )
                 && matches!(segs[1].as_str(), "main" | "test")
         });
+        // `#[tokio::main]` (multi-thread flavor by default) and `#[async_std::main]` run the body
+        // with `block_on` on the main thread, beside the worker pool; `flavor = "current_thread"`,
+        // `#[tokio::test]` (current-thread by default) and actix's single-threaded system make
+        // that thread the only worker.
+        let block_on_entry = attrs.iter().any(|a| {
+            let segs: Vec<String> = a
+                .path()
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let args = match &a.meta {
+                syn::Meta::List(l) => l.tokens.to_string(),
+                _ => String::new(),
+            };
+            segs.len() == 2
+                && segs[1] == "main"
+                && (segs[0] == "async_std"
+                    || (segs[0] == "tokio" && !args.contains("current_thread")))
+        });
         let body = body.map(|b| self.lower_block(b));
         IrFn {
             name: sig.ident.to_string(),
@@ -467,6 +487,7 @@ impl<'a> Lowerer<'a> {
             pos: pos(sig.ident.span()),
             attrs: FnAttrs {
                 runtime_entry,
+                block_on_entry,
                 item_line: pos(sig.fn_token.span).line,
             },
         }

@@ -97,8 +97,9 @@ fn reachable_from_roots(graph: &CallGraph, fn_count: usize) -> Vec<bool> {
 pub fn summaries(graph: &CallGraph, fn_count: usize) -> Vec<Summary> {
     let mut summary: Vec<Summary> = vec![BTreeMap::new(); fn_count];
     let reachable = reachable_from_roots(graph, fn_count);
-    // Reverse edges of Fn bodies: callee → (caller, call position, edge confidence).
-    let mut callers: Vec<Vec<(FnId, Pos, Confidence)>> = vec![Vec::new(); fn_count];
+    // Reverse edges of Fn bodies: callee → (caller, call position, edge confidence, whether the
+    // edge is a one-time initialiser's).
+    let mut callers: Vec<Vec<(FnId, Pos, Confidence, bool)>> = vec![Vec::new(); fn_count];
     let mut work = BTreeSet::new();
     for (f, body) in graph.fn_body.iter().enumerate() {
         let Some(b) = body else { continue };
@@ -118,9 +119,11 @@ pub fn summaries(graph: &CallGraph, fn_count: usize) -> Vec<Summary> {
                         update(&mut summary[f], api, w);
                         work.insert(f);
                     }
-                    Effect::Edge { callee, confidence } => {
-                        callers[*callee].push((f, call.pos, *confidence))
-                    }
+                    Effect::Edge {
+                        callee,
+                        confidence,
+                        init,
+                    } => callers[*callee].push((f, call.pos, *confidence, *init)),
                 }
             }
         }
@@ -130,7 +133,7 @@ pub fn summaries(graph: &CallGraph, fn_count: usize) -> Vec<Summary> {
             .iter()
             .map(|(k, w)| (k.clone(), w.clone()))
             .collect();
-        for &(f, pos, conf) in &callers[g] {
+        for &(f, pos, conf, init) in &callers[g] {
             let mut changed = false;
             for (api, w) in &entries {
                 let cand = Witness {
@@ -139,7 +142,8 @@ pub fn summaries(graph: &CallGraph, fn_count: usize) -> Vec<Summary> {
                     pos,
                     next: Next::Fn(g),
                 };
-                changed |= update(&mut summary[f], api, cand);
+                let api = if init { api.as_init() } else { api.clone() };
+                changed |= update(&mut summary[f], &api, cand);
             }
             if changed {
                 work.insert(f);
@@ -179,16 +183,21 @@ pub fn findings(graph: &CallGraph, summary: &[Summary]) -> Vec<RawFinding> {
                             },
                         )]
                     }
-                    Effect::Edge { callee, confidence } => summary[*callee]
+                    Effect::Edge {
+                        callee,
+                        confidence,
+                        init,
+                    } => summary[*callee]
                         .iter()
                         .map(|(api, w)| {
+                            let api = if *init { api.as_init() } else { api.clone() };
                             let cand = Witness {
                                 len: w.len + 1,
                                 confidence: confidence.min(&w.confidence).to_owned(),
                                 pos: call.pos,
                                 next: Next::Fn(*callee),
                             };
-                            (api.clone(), cand)
+                            (api, cand)
                         })
                         .collect(),
                 };
@@ -227,7 +236,19 @@ fn witness_path(root_fn: FnId, first: &Witness, api: &ApiKey, summary: &[Summary
     // Each witness's successor has a strictly shorter length, so this walk is bounded by `len`.
     for _ in 0..first.len {
         let Next::Fn(f) = next else { break };
-        let Some(w) = summary[f].get(api) else { break };
+        // Past a one-time initialiser's edge the callee holds the API unmarked.
+        let Some(w) = summary[f].get(api).or_else(|| {
+            api.init
+                .then(|| {
+                    summary[f].get(&ApiKey {
+                        init: false,
+                        ..api.clone()
+                    })
+                })
+                .flatten()
+        }) else {
+            break;
+        };
         steps.push(RawStep {
             function: f,
             pos: w.pos,

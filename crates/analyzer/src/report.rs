@@ -55,6 +55,10 @@ pub struct Finding {
     pub category: String,
     pub severity: String,
     pub confidence: String,
+    /// Where the blocking call runs: `worker` (stalls a runtime worker), `block_on` (on the
+    /// thread that called `block_on`: stalls that future only) or `init` (one-time
+    /// initialisation, reported only with `[report] init = true`).
+    pub kind: String,
     pub api: String,
     pub message: String,
     pub help: String,
@@ -268,7 +272,8 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
     } else {
         String::new()
     };
-    let message = format!(
+    let kind = finding_kind(&r);
+    let mut message = format!(
         "{}: `{}` reached from {} `{}`{}",
         rule.summary,
         r.api.path,
@@ -276,6 +281,13 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
         root_function,
         via
     );
+    match kind {
+        "block_on" => message.push_str(
+            "; it runs on the thread that called `block_on`: it stalls that future, not the worker pool",
+        ),
+        "init" => message.push_str("; inside a one-time initialiser: it runs once per process"),
+        _ => {}
+    }
     let fingerprint = fingerprint(&rule.id, &root_function, &path);
     let ffi_library = if rule.ffi {
         r.api.path.split("::").next()
@@ -286,18 +298,34 @@ fn finding(input: &ReportInput, r: RawFinding) -> Finding {
         rule: rule.id.clone(),
         name: rule.name.clone(),
         category: rule.category.clone(),
-        severity: input
-            .rules
-            .severity_of(r.api.rule, &r.api.path, ffi_library)
-            .as_str()
-            .to_string(),
+        severity: if kind == "worker" {
+            input
+                .rules
+                .severity_of(r.api.rule, &r.api.path, ffi_library)
+                .as_str()
+                .to_string()
+        } else {
+            crate::rules::Severity::Warning.as_str().to_string()
+        },
         confidence: r.confidence.as_str().to_string(),
+        kind: kind.to_string(),
         api: r.api.path.clone(),
         message,
         help,
         root,
         path,
         fingerprint,
+    }
+}
+
+/// Where a finding's blocking call runs ([`Finding::kind`]).
+fn finding_kind(r: &RawFinding) -> &'static str {
+    if r.api.init || r.root == crate::graph::RootKind::InitAsync {
+        "init"
+    } else if r.root == crate::graph::RootKind::BlockOnThread {
+        "block_on"
+    } else {
+        "worker"
     }
 }
 
