@@ -4,6 +4,8 @@
 //! - `call(); // expect: NB0101 NB0201 via=dotenvy` — findings of these rules have `path[0]` on
 //!   this line; with `via=PKG`, the path of each of these findings passes through a function of
 //!   cargo package PKG (several `via=` may be given; all must hold).
+//! - `call(); // expect: NB0101 kind=block_on` — ... and these findings are of that kind
+//!   (`worker`, `block_on`, `init`: where the call runs); without `kind=`, `worker`.
 //! - `call(); // ok: reason` — a negative site: no finding may have `path[0]` on this line.
 //! - `call(); // ok(NB0501): reason` (or `ok(NB0501, NB1001)`) — the same, tied to the rules it
 //!   is a negative for: the look-alike or offloaded form of those rules' APIs. The rule coverage
@@ -19,6 +21,8 @@ pub struct Expected {
     pub line: u32,
     pub rule: String,
     pub via: Vec<String>,
+    /// The finding kind every finding at the site must have (`kind=`; default `worker`).
+    pub kind: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -75,8 +79,19 @@ pub fn parse(file: &str, text: &str, out: &mut Markers) {
 fn parse_expect(file: &str, line: u32, rest: &str, out: &mut Markers) {
     let mut rules: Vec<String> = Vec::new();
     let mut via = Vec::new();
+    let mut kind = "worker".to_string();
     for word in rest.split_whitespace() {
         let word = word.trim_matches(',');
+        if let Some(k) = word.strip_prefix("kind=") {
+            if matches!(k, "worker" | "block_on" | "init") {
+                kind = k.to_string();
+            } else {
+                out.errors.push(format!(
+                    "{file}:{line}: `kind={k}` is not worker, block_on or init"
+                ));
+            }
+            continue;
+        }
         match word.strip_prefix("via=") {
             Some("") => out.errors.push(format!("{file}:{line}: empty `via=`")),
             Some(pkg) => via.push(pkg.to_string()),
@@ -100,6 +115,7 @@ fn parse_expect(file: &str, line: u32, rest: &str, out: &mut Markers) {
             line,
             rule,
             via: via.clone(),
+            kind: kind.clone(),
         });
     }
 }
@@ -197,7 +213,8 @@ mod tests {
                 file: "src/a.rs".into(),
                 line: 2,
                 rule: "NB0101".into(),
-                via: vec!["dotenvy".into(), "core-lib".into()]
+                via: vec!["dotenvy".into(), "core-lib".into()],
+                kind: "worker".into()
             }
         );
         assert_eq!(m.expected[1].rule, "NB0201");
@@ -299,7 +316,8 @@ mod tests {
                 file: "crates/app/src/lib.rs".into(),
                 line: 2,
                 rule: "NB0301".into(),
-                via: vec![]
+                via: vec![],
+                kind: "worker".into()
             }]
         );
         assert_eq!(

@@ -714,14 +714,16 @@ fn flatten(cx: &Flatten, c: &CallSite, init: bool, out: &mut Vec<EffectiveCall>)
         in_member,
         calls_closure_values,
     } = *cx;
-    // A one-time initialiser and the closure it runs: once per process. Dropped unless the
-    // configuration reports them (`[report] init = true`); then marked.
-    let init = init || is_init_call(rules, leaves, c);
+    // The closure a one-time initialiser runs: once per process. Dropped unless the
+    // configuration reports it (`[report] init = true`); then marked. The initialiser's own body
+    // only waits for a concurrent initialiser (once_cell's `thread::park`): never followed.
+    let init_call = is_init_call(rules, leaves, c);
+    let init = init || init_call;
     if init && !rules.report_init {
         return;
     }
     let mut effects = Vec::new();
-    for t in &c.targets {
+    for t in c.targets.iter().filter(|_| !init_call) {
         if let Some(e) = effect(index, rules, leaves, t, in_member) {
             // A lock with a short critical section, or a name lookup given an IP address.
             if api_of(rules, &e)
@@ -954,5 +956,100 @@ mod tests {
         let r = analyze_files(&[("src/lib.rs", src)]);
         assert_eq!(sites(&r), [(4, "NB0101".into())]);
         assert_eq!(r.findings[0].root.kind, "poll fn");
+    }
+}
+
+#[cfg(test)]
+mod where_tests {
+    use crate::config::Config;
+    use crate::testutil::{analyze_files, analyze_files_with};
+
+    fn kinds(r: &crate::Report) -> Vec<(u32, String, String)> {
+        let mut v: Vec<_> = r
+            .findings
+            .iter()
+            .map(|f| (f.path[0].line, f.rule.clone(), f.kind.clone()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn one_time_initialisers_are_kind_init_and_off_by_default() {
+        let src = "static CELL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();\n\
+                   static ONCE: std::sync::Once = std::sync::Once::new();\n\
+                   fn config() -> &'static Vec<u8> { CELL.get_or_init(|| std::fs::read(\"c\").unwrap()) }\n\
+                   async fn a() {\n\
+                   CELL.get_or_init(|| std::fs::read(\"x\").unwrap());\n\
+                   ONCE.call_once(|| { std::fs::read(\"y\"); });\n\
+                   config();\n\
+                   std::fs::read(\"z\");\n\
+                   }\n";
+        let off = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(kinds(&off), [(8, "NB0101".into(), "worker".into())]);
+        let on = analyze_files_with(
+            &[("src/lib.rs", src)],
+            &Config {
+                report_init: true,
+                ..Config::default()
+            },
+        );
+        let init = |l: u32| (l, "NB0101".to_string(), "init".to_string());
+        assert_eq!(
+            kinds(&on),
+            [
+                init(5),
+                init(6),
+                init(7),
+                (8, "NB0101".into(), "worker".into())
+            ]
+        );
+        assert!(on.findings[0].message.contains("once per process"));
+        assert_eq!(on.findings[0].severity, "warning");
+    }
+
+    #[test]
+    fn ffi_policy_follows_the_library_defaults_and_the_configuration() {
+        // A member's own extern block is reported per call.
+        let src =
+            "extern \"C\" { fn verify(p: *const u8) -> i32; fn check(p: *const u8) -> i32; }\n\
+                   async fn a() {\n\
+                   unsafe { verify(std::ptr::null()) };\n\
+                   unsafe { check(std::ptr::null()) };\n\
+                   }\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(r.findings.len(), 2);
+        assert!(r.findings.iter().all(|f| f.confidence == "high"));
+        let trusted = analyze_files_with(
+            &[("src/lib.rs", src)],
+            &Config {
+                ffi_trust: vec!["app".into()],
+                ..Config::default()
+            },
+        );
+        assert!(trusted.findings.is_empty());
+        let db = crate::RuleDb::builtin();
+        use crate::rules::FfiPolicy::*;
+        assert_eq!(db.ffi_policy("v8", "v8__Isolate__New", false), Quiet);
+        assert_eq!(
+            db.ffi_policy("libsqlite3_sys", "sqlite3_step", false),
+            Report
+        );
+        assert_eq!(
+            db.ffi_policy("libsqlite3_sys", "sqlite3_column_int", false),
+            Quiet
+        );
+        assert_eq!(db.ffi_policy("openssl_sys", "SSL_connect", false), Report);
+        assert_eq!(db.ffi_policy("openssl_sys", "SSL_CTX_new", false), Quiet);
+        assert_eq!(db.ffi_policy("libgit2_sys", "git_clone", false), Report);
+        assert_eq!(db.ffi_policy("libc", "close", false), Quiet);
+        assert_eq!(db.ffi_policy("libc", "nanosleep", false), Report);
+        assert_eq!(db.ffi_policy("some_sys", "f", false), Unknown);
+        assert_eq!(db.ffi_policy("some_sys", "f", true), Report);
+        let mut quiet = db.clone();
+        quiet.ffi_unknown_quiet = true;
+        quiet.ffi_report = vec!["v8".into()];
+        assert_eq!(quiet.ffi_policy("some_sys", "f", false), Quiet);
+        assert_eq!(quiet.ffi_policy("v8", "v8__Isolate__New", false), Report);
     }
 }

@@ -585,10 +585,21 @@ impl<'a> Lowerer<'a> {
         } else {
             self.lenient_exprs(mac.tokens.clone())
         };
+        let mut tokens = mac.tokens.clone().into_iter();
+        let first_ident = match (tokens.next(), tokens.next()) {
+            (Some(TokenTree::Ident(id)), Some(TokenTree::Punct(p)))
+                if matches!(p.as_char(), ':' | ',' | '=') && p.spacing() == Spacing::Alone
+                    || p.as_char() == '=' =>
+            {
+                Some(id.to_string())
+            }
+            _ => None,
+        };
         IrExpr::Macro {
             path,
             exprs,
             pos: pos(mac.path.span()),
+            first_ident,
         }
     }
 
@@ -890,7 +901,7 @@ fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
                 }
                 Some(TokenTree::Ident(id)) => {
                     out.push(TokenTree::Ident(proc_macro2::Ident::new(
-                        "__nb_meta",
+                        crate::ir::METAVAR_PLACEHOLDER,
                         id.span(),
                     )));
                 }
