@@ -35,10 +35,10 @@ use crate::resolve::BodyKind;
 #[derive(Default)]
 struct Polling {
     contexts: BTreeMap<Option<Pos>, Polled>,
-    /// Async blocks written as arguments of `block_on`.
-    block_on_blocks: BTreeSet<Pos>,
-    /// Calls written (at any depth) in the arguments of `block_on`.
-    block_on_calls: BTreeSet<Pos>,
+    /// Async blocks written as arguments of `block_on`, with the context the call is in.
+    block_on_blocks: BTreeMap<Pos, Option<Pos>>,
+    /// Calls written (at any depth) in the arguments of `block_on`, with their context.
+    block_on_calls: BTreeMap<Pos, Option<Pos>>,
 }
 
 #[derive(Default)]
@@ -105,7 +105,7 @@ impl Scan<'_> {
             IrExpr::Await(inner) => self.expr(inner, ctx, true, block_on),
             IrExpr::Async { body, pos } => {
                 if block_on {
-                    self.out.block_on_blocks.insert(*pos);
+                    self.out.block_on_blocks.insert(*pos, ctx);
                 }
                 if polled {
                     self.out
@@ -182,7 +182,7 @@ impl Scan<'_> {
             self.out.contexts.entry(ctx).or_default().calls.insert(pos);
         }
         if block_on {
-            self.out.block_on_calls.insert(pos);
+            self.out.block_on_calls.insert(pos, ctx);
         }
     }
 }
@@ -254,7 +254,30 @@ pub(crate) fn mark_block_on_roots(
             }
         }
     }
-    let entry_seeds: BTreeSet<usize> = seeds
+    // The body a context of `owner` is (`None`: its fn body).
+    let body_of = |owner: FnId, ctx: Option<Pos>| -> Option<usize> {
+        by_owner[&owner].iter().copied().find(|&b| match ctx {
+            None => bodies[b].kind == BodyKind::Fn,
+            Some(p) => bodies[b].kind == BodyKind::AsyncBlock && bodies[b].pos == p,
+        })
+    };
+    // A `block_on` call runs its argument on the thread that makes the call: the block_on
+    // thread when the call is written in a block_on-thread body, or in sync code no worker root
+    // reaches (a `main`, a tool's client); on that worker otherwise (`futures::executor::
+    // block_on(fut)` in a sync helper of async code, itself reported as NB0801).
+    let on_block_on_thread = |owner: FnId,
+                              ctx: Option<Pos>,
+                              on_thread: &BTreeSet<usize>,
+                              worker: &[bool]| {
+        match body_of(owner, ctx) {
+            Some(b) if bodies[b].root.is_some() => on_thread.contains(&b),
+            Some(_) => !worker[owner],
+            None => false,
+        }
+    };
+    // Greatest fixpoint: assume every block_on argument and every eligible async fn is polled
+    // only by block_on threads, then drop those reached from elsewhere until nothing changes.
+    let mut entry_seeds: BTreeSet<usize> = seeds
         .iter()
         .copied()
         .filter(|&b| {
@@ -263,13 +286,11 @@ pub(crate) fn mark_block_on_roots(
                 BodyKind::Fn => index.fns[owner].ir.attrs.block_on_entry,
                 BodyKind::AsyncBlock => polling_of
                     .get(&owner)
-                    .is_some_and(|p| p.block_on_blocks.contains(&bodies[b].pos)),
+                    .is_some_and(|p| p.block_on_blocks.contains_key(&bodies[b].pos)),
                 BodyKind::AsyncClosure => false,
             }
         })
         .collect();
-    // Greatest fixpoint: assume every eligible async fn is polled only by block_on threads, then
-    // drop those with another caller until nothing changes.
     let mut fns: BTreeSet<FnId> = callers
         .keys()
         .copied()
@@ -277,29 +298,66 @@ pub(crate) fn mark_block_on_roots(
         .collect();
     loop {
         let on_thread = closure(bodies, fn_body, &by_owner, &polling_of, &entry_seeds, &fns);
-        let before = fns.len();
+        let worker = worker_reach(bodies, fn_body, &on_thread);
+        let before = (entry_seeds.len(), fns.len());
+        entry_seeds.retain(|&b| {
+            let owner = bodies[b].owner;
+            if bodies[b].kind == BodyKind::Fn {
+                return true;
+            }
+            let ctx = polling_of[&owner].block_on_blocks[&bodies[b].pos];
+            on_block_on_thread(owner, ctx, &on_thread, &worker)
+        });
         fns.retain(|f| {
             callers[f].iter().all(|&(b, pos)| {
                 let owner = bodies[b].owner;
                 let Some(p) = polling_of.get(&owner) else {
                     return false;
                 };
-                if on_thread.contains(&b) {
-                    p.contexts
+                if let Some(&ctx) = p.block_on_calls.get(&pos) {
+                    return on_block_on_thread(owner, ctx, &on_thread, &worker);
+                }
+                on_thread.contains(&b)
+                    && p.contexts
                         .get(&context_of(b))
                         .is_some_and(|c| c.calls.contains(&pos))
-                } else {
-                    bodies[b].root.is_none() && p.block_on_calls.contains(&pos)
-                }
             })
         });
-        if fns.len() == before {
+        if (entry_seeds.len(), fns.len()) == before {
             for b in on_thread {
                 bodies[b].root = Some(RootKind::BlockOnThread);
             }
             return;
         }
     }
+}
+
+/// Functions reachable by calls from the worker roots (roots not on a block_on thread).
+fn worker_reach(
+    bodies: &[GraphBody],
+    fn_body: &[Option<usize>],
+    on_thread: &BTreeSet<usize>,
+) -> Vec<bool> {
+    let mut seen = vec![false; fn_body.len()];
+    let mut stack: Vec<usize> = (0..bodies.len())
+        .filter(|b| bodies[*b].root.is_some() && !on_thread.contains(b))
+        .collect();
+    let mut visited = vec![false; bodies.len()];
+    while let Some(b) = stack.pop() {
+        if std::mem::replace(&mut visited[b], true) {
+            continue;
+        }
+        for c in &bodies[b].calls {
+            for e in &c.effects {
+                if let Effect::Edge { callee, .. } = e {
+                    if !std::mem::replace(&mut seen[*callee], true) {
+                        stack.extend(fn_body[*callee]);
+                    }
+                }
+            }
+        }
+    }
+    seen
 }
 
 /// The block_on-thread bodies given the seeds and the async fns assumed to be polled there: the
@@ -429,7 +487,10 @@ mod tests {
                    rt.block_on(async { std::fs::read(\"g\"); });\n\
                    rt.block_on(via_block_on());\n\
                    }\n\
-                   async fn via_block_on() { std::fs::read(\"h\"); }\n";
+                   async fn via_block_on() { std::fs::read(\"h\"); }\n\
+                   fn sync_helper() { futures::executor::block_on(inner()); }\n\
+                   async fn inner() { std::fs::read(\"i\"); }\n\
+                   async fn handler() { sync_helper(); }\n";
         let b = |l: u32, root: &str| (l, "block_on".to_string(), root.to_string());
         let w = |l: u32, root: &str| (l, "worker".to_string(), root.to_string());
         assert_eq!(
@@ -449,6 +510,9 @@ mod tests {
                 w(17, "async fn"),
                 b(19, "block_on thread"),
                 b(22, "block_on thread"),
+                w(24, "async fn"),
+                w(25, "async fn"),
+                w(25, "async fn"),
             ]
         );
     }
