@@ -5,6 +5,8 @@
 //!   this line (the entry: the call where the path leaves async code); with `via=PKG`, the path of
 //!   each of these findings passes through a function of cargo package PKG (several `via=` may be
 //!   given; all must hold).
+//! - `call(); // expect: NB0101 kind=block_on` — ... and these findings are of that kind
+//!   (`worker`, `block_on`, `init`: where the call runs); without `kind=`, `worker`.
 //! - `inner().await; // reached: NB0101 via=PKG` — an async caller: a finding of this rule (whose
 //!   entry is further down, in the awaited async fn) lists this call in `reached_from`; with
 //!   `via=PKG`, that finding's path passes through PKG. A line may carry both `expect:` and
@@ -24,6 +26,8 @@ pub struct Expected {
     pub line: u32,
     pub rule: String,
     pub via: Vec<String>,
+    /// The finding kind every finding at the site must have (`kind=`; default `worker`).
+    pub kind: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -92,8 +96,19 @@ pub fn parse(file: &str, text: &str, out: &mut Markers) {
 fn parse_expect(file: &str, line: u32, tag: &str, rest: &str, out: &mut Markers) -> Vec<Expected> {
     let mut rules: Vec<String> = Vec::new();
     let mut via = Vec::new();
+    let mut kind = "worker".to_string();
     for word in rest.split_whitespace() {
         let word = word.trim_matches(',');
+        if let Some(k) = word.strip_prefix("kind=") {
+            if matches!(k, "worker" | "block_on" | "init") {
+                kind = k.to_string();
+            } else {
+                out.errors.push(format!(
+                    "{file}:{line}: `kind={k}` is not worker, block_on or init"
+                ));
+            }
+            continue;
+        }
         match word.strip_prefix("via=") {
             Some("") => out.errors.push(format!("{file}:{line}: empty `via=`")),
             Some(pkg) => via.push(pkg.to_string()),
@@ -118,6 +133,7 @@ fn parse_expect(file: &str, line: u32, tag: &str, rest: &str, out: &mut Markers)
             line,
             rule,
             via: via.clone(),
+            kind: kind.clone(),
         })
         .collect()
 }
@@ -219,7 +235,8 @@ mod tests {
                 file: "src/a.rs".into(),
                 line: 2,
                 rule: "NB0101".into(),
-                via: vec!["dotenvy".into(), "core-lib".into()]
+                via: vec!["dotenvy".into(), "core-lib".into()],
+                kind: "worker".into()
             }
         );
         assert_eq!(m.expected[1].rule, "NB0201");
@@ -344,7 +361,8 @@ mod tests {
                 file: "crates/app/src/lib.rs".into(),
                 line: 2,
                 rule: "NB0301".into(),
-                via: vec![]
+                via: vec![],
+                kind: "worker".into()
             }]
         );
         assert_eq!(

@@ -107,9 +107,13 @@ type Site = (String, u32, String);
 pub fn score(markers: &Markers, report: &Value) -> Score {
     let findings: &[Value] = report["findings"].as_array().map_or(&[], Vec::as_slice);
     let mut expected: BTreeMap<Site, &[String]> = BTreeMap::new();
+    let mut kinds: BTreeMap<Site, &str> = BTreeMap::new();
     for e in &markers.expected {
         expected.insert((e.file.clone(), e.line, e.rule.clone()), &e.via);
+        kinds.insert((e.file.clone(), e.line, e.rule.clone()), &e.kind);
     }
+    // Reports without a `kind` field (before it existed) are all worker findings.
+    let kind_of = |f: &Value| f["kind"].as_str().unwrap_or("worker").to_string();
     let negatives: BTreeSet<(&str, u32)> = markers
         .negatives
         .iter()
@@ -119,9 +123,11 @@ pub fn score(markers: &Markers, report: &Value) -> Score {
     let met: BTreeSet<&Site> = expected
         .iter()
         .filter(|(site, via)| {
-            findings
-                .iter()
-                .any(|f| &site_of(f) == *site && via.iter().all(|v| passes_through(f, v)))
+            findings.iter().any(|f| {
+                &site_of(f) == *site
+                    && via.iter().all(|v| passes_through(f, v))
+                    && kinds[*site] == kind_of(f)
+            })
         })
         .map(|(site, _)| site)
         .collect();
@@ -131,12 +137,16 @@ pub fn score(markers: &Markers, report: &Value) -> Score {
     out.tally.negatives = negatives.len();
     for f in findings {
         let site = site_of(f);
-        if met.contains(&site) {
+        let kind = kind_of(f);
+        if met.contains(&site) && kinds[&site] == kind {
             out.tally.tp += 1;
             continue;
         }
         out.tally.fp += 1;
         let what = match expected.get(&site) {
+            Some(_) if kinds[&site] != kind => {
+                format!("is of kind {kind}, not {}", kinds[&site])
+            }
             Some(via) => format!("does not pass through {}", via.join(", ")),
             None if negatives.contains(&(site.0.as_str(), site.1)) => {
                 out.tally.fp_on_negatives += 1;

@@ -204,7 +204,7 @@ pub fn v1_fingerprints(input: &ReportInput, findings: &[Finding]) -> BTreeMap<St
 mod tests {
     use super::*;
     use crate::report::{fingerprint_v1, Step};
-    use crate::testutil::{analyze_files, analyze_files_with};
+    use crate::testutil::{analyze_files, analyze_files_v1};
 
     const SRC: &str = "fn helper() { std::fs::read(\"x\"); }\nasync fn a() {\n helper();\n helper();\n}\nasync fn b() {\n std::thread::sleep(d());\n}\nfn d() -> std::time::Duration { todo!() }\n";
 
@@ -292,7 +292,7 @@ mod tests {
             ),
         ]);
         assert!(v1.is_v1());
-        let mut report = analyze_files_with(&[("src/lib.rs", CHAIN)], true);
+        let mut report = analyze_files_v1(&[("src/lib.rs", CHAIN)], true);
         assert_eq!(report.findings.len(), 1);
         let entry = report.findings[0].fingerprint.clone();
         for e in &v1.findings {
@@ -315,12 +315,12 @@ mod tests {
             "app::a",
             &[("app::a", "app::b"), ("app::b", "app::c"), C, HELPER],
         )]);
-        let mut report = analyze_files_with(&[("src/lib.rs", CHAIN)], true);
+        let mut report = analyze_files_v1(&[("src/lib.rs", CHAIN)], true);
         v1.apply(&mut report, "old.json");
         assert!(report.findings.is_empty());
         // A new entry is new, and a v1 path that is gone is stale.
         let grown = format!("{CHAIN}async fn e() {{ helper(); }}\n");
-        let mut report = analyze_files_with(&[("src/lib.rs", &grown)], true);
+        let mut report = analyze_files_v1(&[("src/lib.rs", &grown)], true);
         let gone = v1_baseline(&[("app::z", &[("app::z", "app::helper"), HELPER])]);
         gone.apply(&mut report, "old.json");
         assert_eq!(report.findings.len(), 2);

@@ -22,7 +22,12 @@
 //!
 //! [ffi]
 //! trust = ["zstd_sys"]                         # FFI libraries never reported
+//! report = ["my_codec_sys"]                    # FFI libraries reported on every call
+//! unknown = "quiet"                            # libraries without a policy: "report" (default)
 //! severity = { openssl_sys = "error" }         # per-library severity
+//!
+//! [report]
+//! init = true                                  # report one-time initialisation (kind `init`)
 //! ```
 
 use std::collections::BTreeMap;
@@ -46,6 +51,12 @@ pub struct Config {
     pub skip: Vec<String>,
     pub ffi_trust: Vec<String>,
     pub ffi_severity: BTreeMap<String, Severity>,
+    /// FFI libraries reported on every call, whatever their default (`ffi.report`).
+    pub ffi_report: Vec<String>,
+    /// Libraries without an FFI policy are not reported (`ffi.unknown = "quiet"`).
+    pub ffi_unknown_quiet: bool,
+    /// Report blocking inside one-time initialisers as kind `init` (`report.init`).
+    pub report_init: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -71,7 +82,7 @@ impl std::fmt::Display for ConfigError {
 }
 
 const TOP_KEYS: &[&str] = &[
-    "rules", "blocking", "offload", "roots", "allow", "skip", "ffi",
+    "rules", "blocking", "offload", "roots", "allow", "skip", "ffi", "report",
 ];
 
 /// Finds and loads the configuration of the workspace at `root`. `nonblock.toml` wins over
@@ -213,7 +224,28 @@ impl Validator<'_> {
         if let Some(v) = t.get("ffi") {
             self.ffi(v, &mut c);
         }
+        if let Some(v) = t.get("report") {
+            self.report(v, &mut c);
+        }
         c
+    }
+
+    fn report(&mut self, v: &toml::Value, c: &mut Config) {
+        let Some(t) = v.as_table() else {
+            return self.error(&["report"], "`report` must be a table with `init`".into());
+        };
+        for (k, val) in t {
+            match (k.as_str(), val) {
+                ("init", toml::Value::Boolean(on)) => c.report_init = *on,
+                ("init", _) => {
+                    self.error(&["report", k], "`report.init` must be true or false".into())
+                }
+                _ => self.error(
+                    &["report", k],
+                    format!("unknown key `{k}` in `report` (expected init)"),
+                ),
+            }
+        }
     }
 
     fn rules(&mut self, v: &toml::Value, rules: &RuleDb, c: &mut Config) {
@@ -406,18 +438,30 @@ impl Validator<'_> {
         let Some(t) = v.as_table() else {
             return self.error(
                 &["ffi"],
-                "`ffi` must be a table with `trust` and/or `severity`".into(),
+                "`ffi` must be a table with `trust`, `report`, `unknown` and/or `severity`".into(),
             );
         };
         for k in t.keys() {
-            if !matches!(k.as_str(), "trust" | "severity") {
+            if !matches!(k.as_str(), "trust" | "report" | "unknown" | "severity") {
                 self.error(
                     &["ffi", k],
-                    format!("unknown key `{k}` in `ffi` (expected trust, severity)"),
+                    format!(
+                        "unknown key `{k}` in `ffi` (expected trust, report, unknown, severity)"
+                    ),
                 );
             }
         }
         c.ffi_trust = self.names(t, "trust");
+        c.ffi_report = self.names(t, "report");
+        match t.get("unknown") {
+            None => {}
+            Some(toml::Value::String(s)) if s == "report" => c.ffi_unknown_quiet = false,
+            Some(toml::Value::String(s)) if s == "quiet" => c.ffi_unknown_quiet = true,
+            Some(_) => self.error(
+                &["ffi", "unknown"],
+                "`ffi.unknown` must be \"report\" or \"quiet\"".into(),
+            ),
+        }
         if let Some(sev) = t.get("severity") {
             match sev.as_table() {
                 Some(m) => {
@@ -486,6 +530,9 @@ impl Config {
         db.boundaries.extend(self.offload.iter().cloned());
         db.opaque.extend(self.allow.iter().cloned());
         db.trusted_ffi.extend(self.ffi_trust.iter().cloned());
+        db.ffi_report.extend(self.ffi_report.iter().cloned());
+        db.ffi_unknown_quiet |= self.ffi_unknown_quiet;
+        db.report_init |= self.report_init;
         db.ffi_severity
             .extend(self.ffi_severity.iter().map(|(k, v)| (k.clone(), *v)));
         for id in &self.enabled_rules {
@@ -598,7 +645,7 @@ severity = { openssl_sys = "error" }
             &db(),
         )
         .unwrap_err();
-        assert_eq!(errs[0].to_string(), "Cargo.toml:6: unknown key `bogus` (expected one of: rules, blocking, offload, roots, allow, skip, ffi)");
+        assert_eq!(errs[0].to_string(), "Cargo.toml:6: unknown key `bogus` (expected one of: rules, blocking, offload, roots, allow, skip, ffi, report)");
         let none = parse(
             "[workspace]\n",
             "Cargo.toml",

@@ -179,6 +179,79 @@ fn matches_spec(spec: &str, name: &str, version: &str) -> bool {
     }
 }
 
+/// Features of `pkg` that only a dev-dependency declaration asks for (`[dev-dependencies] app =
+/// { path = ".", features = ["test-utils"] }`): `cargo metadata` resolves features for every
+/// target, tests included, so they show up as enabled, but a production build (resolver 2) does
+/// not enable them, and code under `#[cfg(feature = "test-utils")]` (test doubles) is not
+/// production code. A feature also asked for by a normal dependency declaration, by another
+/// enabled feature (`dep/feature`), by the command line or by `default` stays.
+fn dev_only_features(
+    pkg: &cargo_metadata::Package,
+    closure: &[&cargo_metadata::Package],
+    nodes: &BTreeMap<&cargo_metadata::PackageId, &cargo_metadata::Node>,
+    members: &BTreeSet<&cargo_metadata::PackageId>,
+    opts: &Options,
+) -> BTreeSet<String> {
+    let name = pkg.name.as_str();
+    let mut dev: BTreeSet<String> = BTreeSet::new();
+    let mut normal: BTreeSet<String> = BTreeSet::new();
+    for q in closure {
+        let enabled: BTreeSet<String> = nodes
+            .get(&q.id)
+            .map(|n| n.features.iter().map(|f| f.to_string()).collect())
+            .unwrap_or_default();
+        for d in &q.dependencies {
+            if d.name != name {
+                continue;
+            }
+            match d.kind {
+                DependencyKind::Development => dev.extend(d.features.iter().cloned()),
+                _ => {
+                    normal.extend(d.features.iter().cloned());
+                    if d.uses_default_features {
+                        normal.insert("default".into());
+                    }
+                    // `q`'s enabled features naming this dependency: `dep/feature`.
+                    let key = d.rename.as_deref().unwrap_or(&d.name);
+                    for f in &enabled {
+                        for entry in q.features.get(f).into_iter().flatten() {
+                            if let Some((dep, feat)) = entry.split_once('/') {
+                                if dep.trim_end_matches('?') == key {
+                                    normal.insert(feat.to_string());
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if dev.is_empty() {
+        return dev;
+    }
+    if members.contains(&pkg.id) {
+        if !opts.no_default_features {
+            normal.insert("default".into());
+        }
+        normal.extend(opts.features.iter().map(|f| {
+            f.rsplit_once('/')
+                .map_or(f.as_str(), |(_, feat)| feat)
+                .to_string()
+        }));
+    }
+    // What the normally requested features enable in turn, within the package.
+    let mut stack: Vec<String> = normal.iter().cloned().collect();
+    while let Some(f) = stack.pop() {
+        for entry in pkg.features.get(&f).into_iter().flatten() {
+            if !entry.contains('/') && !entry.starts_with("dep:") && normal.insert(entry.clone()) {
+                stack.push(entry.clone());
+            }
+        }
+    }
+    dev.retain(|f| !normal.contains(f));
+    dev
+}
+
 fn build_workspace(
     metadata: &cargo_metadata::Metadata,
     target_cfg: &CfgSet,
@@ -284,9 +357,20 @@ fn build_workspace(
                 .exclude
                 .iter()
                 .any(|s| matches_spec(s, &pkg.name, &pkg.version.to_string()));
+        let dev_only = if opts.all_features {
+            BTreeSet::new()
+        } else {
+            dev_only_features(pkg, &ordered, &nodes, &members, opts)
+        };
         let features: Vec<String> = nodes
             .get(&pkg.id)
-            .map(|n| n.features.iter().map(|f| f.to_string()).collect())
+            .map(|n| {
+                n.features
+                    .iter()
+                    .map(|f| f.to_string())
+                    .filter(|f| !dev_only.contains(f))
+                    .collect()
+            })
             .unwrap_or_default();
         let manifest_dir = pkg
             .manifest_path

@@ -12,7 +12,7 @@ use crate::discover::Workspace;
 use crate::index::{FnId, FnOwner, Index, Res, TypeKind};
 use crate::ir::Pos;
 use crate::resolve::{Body, BodyKind, CallSite, Confidence, Target};
-use crate::rules::{Api, ApiMatch, RuleDb, Scope};
+use crate::rules::{Api, ApiMatch, FfiPolicy, RuleDb, Scope};
 use crate::ty::TraitRef;
 
 /// What one resolved target of a call does.
@@ -20,10 +20,12 @@ use crate::ty::TraitRef;
 pub enum Effect {
     /// The call is a blocking API.
     Api { api: ApiKey, confidence: Confidence },
-    /// The call continues into an analysed function.
+    /// The call continues into an analysed function. `init`: the call is written in (or is) a
+    /// one-time initialiser, so everything the callee reaches is [`ApiKey::init`] from here.
     Edge {
         callee: FnId,
         confidence: Confidence,
+        init: bool,
     },
 }
 
@@ -33,6 +35,20 @@ pub struct ApiKey {
     pub rule: usize,
     pub api_index: usize,
     pub path: String,
+    /// Reached through a one-time initialiser (`OnceLock::get_or_init`'s closure, `Once::
+    /// call_once`, `Lazy::new`): it runs once per process. Such keys exist only when the
+    /// configuration reports them (`[report] init = true`); otherwise those calls are dropped.
+    pub init: bool,
+}
+
+impl ApiKey {
+    /// The same API reached through a one-time initialiser.
+    pub fn as_init(&self) -> ApiKey {
+        ApiKey {
+            init: true,
+            ..self.clone()
+        }
+    }
 }
 
 /// One call in a body after offload filtering: where it is and what it does.
@@ -52,6 +68,13 @@ pub enum RootKind {
     PollFn,
     /// A sync fn declared a root in the configuration (`roots = [..]`).
     Configured,
+    /// A body driven by `block_on` on the thread that called it, beside the worker pool
+    /// (`#[tokio::main]`, `rt.block_on(async { .. })`, async fns only awaited there):
+    /// [`crate::threads`].
+    BlockOnThread,
+    /// An async block written in a one-time initialiser (tokio's `OnceCell::get_or_init(|| async
+    /// { .. })`): reported only with `[report] init = true`, as kind `init`.
+    InitAsync,
 }
 
 impl RootKind {
@@ -62,6 +85,8 @@ impl RootKind {
             RootKind::AsyncClosure => "async closure",
             RootKind::PollFn => "poll fn",
             RootKind::Configured => "configured root",
+            RootKind::BlockOnThread => "block_on thread",
+            RootKind::InitAsync => "async block in an initialiser",
         }
     }
 }
@@ -91,6 +116,11 @@ struct Leaves {
     calls_param: Vec<BTreeSet<usize>>,
     boundary: BTreeMap<FnId, BTreeSet<usize>>,
     opaque: BTreeSet<FnId>,
+    /// One-time initialisers of analysed crates (`init` in `rules/runtime.toml`: once_cell's
+    /// `get_or_init`, tokio's `OnceCell::get_or_init`).
+    init: BTreeSet<FnId>,
+    /// Foreign fns of libraries without a policy (`rules/ffi.toml`): low confidence.
+    ffi_unknown: BTreeSet<FnId>,
 }
 
 /// Marker for "every argument" in a declared boundary's offloaded set.
@@ -106,17 +136,18 @@ pub fn build(
     mut resolved: Vec<Vec<Body>>,
 ) -> CallGraph {
     let spawners = spawners(index, rules, &resolved);
+    let mut spawned = BTreeSet::new();
     for b in resolved.iter_mut().flatten() {
-        detach_spawned(index, rules, &spawners, &mut b.calls);
+        detach_spawned(index, rules, &spawners, &mut b.calls, &mut spawned);
     }
-    let mut leaves = leaves(index, rules);
-    leaves.calls_param = called_params(&resolved);
-    infer_wrappers(index, rules, &resolved, &mut leaves);
     let member_unit: Vec<bool> = index
         .units
         .iter()
         .map(|u| ws.packages[u.package].is_member)
         .collect();
+    let mut leaves = leaves(index, rules, &member_unit);
+    leaves.calls_param = called_params(&resolved);
+    infer_wrappers(index, rules, &resolved, &mut leaves);
     let report_unit: Vec<bool> = index
         .units
         .iter()
@@ -129,25 +160,33 @@ pub fn build(
     for (f, fn_bodies) in resolved.into_iter().enumerate() {
         let unit = index.fns[f].unit;
         let mut off_worker = BTreeSet::new();
+        let mut in_init = BTreeSet::new();
         for b in &fn_bodies {
             offloaded_bodies(rules, &leaves, &b.calls, &mut off_worker);
+            init_bodies(rules, &leaves, &b.calls, &mut in_init);
         }
         for (body_index, b) in fn_bodies.into_iter().enumerate() {
             let mut calls = Vec::new();
             let calls_closure_values = calls_closure_value(&b.calls);
             for c in &b.calls {
                 flatten(
-                    index,
-                    rules,
-                    &leaves,
+                    &Flatten {
+                        index,
+                        rules,
+                        leaves: &leaves,
+                        in_member: member_unit[unit],
+                        calls_closure_values,
+                    },
                     c,
-                    member_unit[unit],
-                    calls_closure_values,
+                    false,
                     &mut calls,
                 );
             }
             call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
-            let root = if report_unit[unit] && !off_worker.contains(&body_index) {
+            let root = if in_init.contains(&body_index) {
+                (report_unit[unit] && rules.report_init && !off_worker.contains(&body_index))
+                    .then_some(RootKind::InitAsync)
+            } else if report_unit[unit] && !off_worker.contains(&body_index) {
                 root_kind(index, f, b.kind).or_else(|| {
                     (b.kind == BodyKind::Fn && roots.contains(&index.fn_display(f)))
                         .then_some(RootKind::Configured)
@@ -167,6 +206,7 @@ pub fn build(
             });
         }
     }
+    crate::threads::mark_block_on_roots(index, &mut bodies, &fn_body, &spawned);
     let helpers = guard_helpers(rules, &bodies, &fn_body);
     if !helpers.is_empty() {
         for b in &mut bodies {
@@ -234,12 +274,14 @@ fn is_spawner(rules: &RuleDb, spawners: &BTreeSet<FnId>, t: &Target) -> bool {
 /// (and is reported with the async fn itself as the root), not as part of the caller. So the
 /// async-fn calls written in a spawner call's arguments (`CallSite::args_from` up to the call)
 /// lose their edge. Sync calls there (`tokio::spawn(make_future(load()))`) still run in the
-/// caller and keep it. Applied to every call list, closure arguments' included.
+/// caller and keep it. Applied to every call list, closure arguments' included. The async fns
+/// detached are added to `spawned`: they run as tasks on a worker ([`crate::threads`]).
 fn detach_spawned(
     index: &Index,
     rules: &RuleDb,
     spawners: &BTreeSet<FnId>,
     calls: &mut [CallSite],
+    spawned: &mut BTreeSet<FnId>,
 ) {
     for i in 0..calls.len() {
         if calls[i]
@@ -249,13 +291,17 @@ fn detach_spawned(
         {
             let from = calls[i].args_from.min(i);
             for arg_call in &mut calls[from..i] {
-                arg_call
-                    .targets
-                    .retain(|t| !matches!(t, Target::Fn(f, _) if index.fns[*f].ir.sig.is_async));
+                arg_call.targets.retain(|t| match t {
+                    Target::Fn(f, _) if index.fns[*f].ir.sig.is_async => {
+                        spawned.insert(*f);
+                        false
+                    }
+                    _ => true,
+                });
             }
         }
         for ca in &mut calls[i].closure_args {
-            detach_spawned(index, rules, spawners, &mut ca.calls);
+            detach_spawned(index, rules, spawners, &mut ca.calls, spawned);
         }
     }
 }
@@ -379,8 +425,9 @@ fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
     out
 }
 
-fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
+fn leaves(index: &Index, rules: &RuleDb, member_unit: &[bool]) -> Leaves {
     let mut api = BTreeMap::new();
+    let mut ffi_unknown = BTreeSet::new();
     for (ri, rule) in rules.rules.iter().enumerate() {
         for (ai, a) in rule.apis.iter().enumerate() {
             if a.pattern.starts_with("std::") {
@@ -391,6 +438,7 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
                     rule: ri,
                     api_index: ai,
                     path: a.pattern.clone(),
+                    init: false,
                 });
             }
         }
@@ -400,11 +448,24 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
         let fast = resolve_all_paths(index, &rules.fast_ffi);
         for (f, def) in index.fns.iter().enumerate() {
             let library = &index.units[def.unit].crate_name;
-            if def.foreign && !rules.trusted_ffi.contains(library) && !fast.contains(&f) {
+            if !def.foreign || rules.trusted_ffi.contains(library) || fast.contains(&f) {
+                continue;
+            }
+            let path = match rules.ffi_policy(library, &def.ir.name, member_unit[def.unit]) {
+                FfiPolicy::Quiet => continue,
+                FfiPolicy::Report => index.fn_display(f),
+                // Once per library: every foreign fn of it is the same API.
+                FfiPolicy::Unknown => {
+                    ffi_unknown.insert(f);
+                    format!("{library}::*")
+                }
+            };
+            {
                 api.entry(f).or_insert(ApiKey {
                     rule: ffi,
                     api_index: usize::MAX,
-                    path: index.fn_display(f),
+                    path,
+                    init: false,
                 });
                 if rules
                     .system_ffi
@@ -428,6 +489,8 @@ fn leaves(index: &Index, rules: &RuleDb) -> Leaves {
         calls_param: Vec::new(),
         boundary,
         opaque: opaque_fns(index, rules),
+        init: resolve_all_paths(index, &rules.init),
+        ffi_unknown,
     }
 }
 
@@ -623,18 +686,44 @@ fn offloaded_bodies(
     }
 }
 
-/// Turns a call site (and the sync closures written in its arguments) into effective calls.
-fn flatten(
-    index: &Index,
-    rules: &RuleDb,
-    leaves: &Leaves,
-    c: &CallSite,
+/// What [`flatten`] needs besides the call: the same for every call of one body.
+struct Flatten<'a> {
+    index: &'a Index,
+    rules: &'a RuleDb,
+    leaves: &'a Leaves,
     in_member: bool,
     calls_closure_values: bool,
-    out: &mut Vec<EffectiveCall>,
-) {
+}
+
+/// Whether a call is a one-time initialiser (`rules/runtime.toml`: `init`).
+fn is_init_call(rules: &RuleDb, leaves: &Leaves, c: &CallSite) -> bool {
+    c.targets.iter().any(|t| match t {
+        Target::Fn(f, _) => leaves.init.contains(f),
+        Target::External(p, _) => rules.init.iter().any(|i| i == p),
+        _ => false,
+    })
+}
+
+/// Turns a call site (and the sync closures written in its arguments) into effective calls.
+/// `init`: the call is written in a one-time initialiser's closure.
+fn flatten(cx: &Flatten, c: &CallSite, init: bool, out: &mut Vec<EffectiveCall>) {
+    let Flatten {
+        index,
+        rules,
+        leaves,
+        in_member,
+        calls_closure_values,
+    } = *cx;
+    // The closure a one-time initialiser runs: once per process. Dropped unless the
+    // configuration reports it (`[report] init = true`); then marked. The initialiser's own body
+    // only waits for a concurrent initialiser (once_cell's `thread::park`): never followed.
+    let init_call = is_init_call(rules, leaves, c);
+    let init = init || init_call;
+    if init && !rules.report_init {
+        return;
+    }
     let mut effects = Vec::new();
-    for t in &c.targets {
+    for t in c.targets.iter().filter(|_| !init_call) {
         if let Some(e) = effect(index, rules, leaves, t, in_member) {
             // A lock with a short critical section, or a name lookup given an IP address.
             if api_of(rules, &e)
@@ -642,6 +731,7 @@ fn flatten(
             {
                 continue;
             }
+            let e = if init { mark_init(e) } else { e };
             if !effects.contains(&e) {
                 effects.push(e);
             }
@@ -666,20 +756,43 @@ fn flatten(
             .targets
             .iter()
             .any(|t| runs_closure_arg(index, leaves, t, ca.arg))
-            || (calls_closure_values && stored);
+            || (calls_closure_values && stored)
+            || init;
         if offloaded || !runs_here {
             continue;
         }
         for inner in &ca.calls {
-            flatten(
-                index,
-                rules,
-                leaves,
-                inner,
-                in_member,
-                calls_closure_values,
-                out,
-            );
+            flatten(cx, inner, init, out);
+        }
+    }
+}
+
+fn mark_init(e: Effect) -> Effect {
+    match e {
+        Effect::Api { api, confidence } => Effect::Api {
+            api: api.as_init(),
+            confidence,
+        },
+        Effect::Edge {
+            callee, confidence, ..
+        } => Effect::Edge {
+            callee,
+            confidence,
+            init: true,
+        },
+    }
+}
+
+/// The async bodies written in one-time initialisers' closures (tokio's `OnceCell::
+/// get_or_init(|| async { .. })`): they run once per process.
+fn init_bodies(rules: &RuleDb, leaves: &Leaves, calls: &[CallSite], out: &mut BTreeSet<usize>) {
+    for c in calls {
+        let init = is_init_call(rules, leaves, c);
+        for ca in &c.closure_args {
+            if init {
+                out.extend(ca.bodies.clone());
+            }
+            init_bodies(rules, leaves, &ca.calls, out);
         }
     }
 }
@@ -710,9 +823,15 @@ fn effect(
                 if !in_member && leaves.system_ffi.contains(f) {
                     return None;
                 }
+                // A library without an FFI policy: one low-confidence finding per library.
+                let confidence = if leaves.ffi_unknown.contains(f) {
+                    Confidence::Low
+                } else {
+                    *conf
+                };
                 return in_scope(rules, api.rule, in_member).then(|| Effect::Api {
                     api: api.clone(),
-                    confidence: *conf,
+                    confidence,
                 });
             }
             if leaves.opaque.contains(f)
@@ -727,6 +846,7 @@ fn effect(
             Some(Effect::Edge {
                 callee: *f,
                 confidence: *conf,
+                init: false,
             })
         }
         Target::External(p, conf) => {
@@ -756,6 +876,7 @@ fn api_key(m: ApiMatch, path: &str) -> ApiKey {
         rule: m.rule,
         api_index: m.api,
         path: path.to_string(),
+        init: false,
     }
 }
 
@@ -838,5 +959,100 @@ mod tests {
         let r = analyze_files(&[("src/lib.rs", src)]);
         assert_eq!(sites(&r), [(4, "NB0101".into())]);
         assert_eq!(r.findings[0].root.kind, "poll fn");
+    }
+}
+
+#[cfg(test)]
+mod where_tests {
+    use crate::config::Config;
+    use crate::testutil::{analyze_files, analyze_files_with};
+
+    fn kinds(r: &crate::Report) -> Vec<(u32, String, String)> {
+        let mut v: Vec<_> = r
+            .findings
+            .iter()
+            .map(|f| (f.path[0].line, f.rule.clone(), f.kind.clone()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn one_time_initialisers_are_kind_init_and_off_by_default() {
+        let src = "static CELL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();\n\
+                   static ONCE: std::sync::Once = std::sync::Once::new();\n\
+                   fn config() -> &'static Vec<u8> { CELL.get_or_init(|| std::fs::read(\"c\").unwrap()) }\n\
+                   async fn a() {\n\
+                   CELL.get_or_init(|| std::fs::read(\"x\").unwrap());\n\
+                   ONCE.call_once(|| { std::fs::read(\"y\"); });\n\
+                   config();\n\
+                   std::fs::read(\"z\");\n\
+                   }\n";
+        let off = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(kinds(&off), [(8, "NB0101".into(), "worker".into())]);
+        let on = analyze_files_with(
+            &[("src/lib.rs", src)],
+            &Config {
+                report_init: true,
+                ..Config::default()
+            },
+        );
+        let init = |l: u32| (l, "NB0101".to_string(), "init".to_string());
+        assert_eq!(
+            kinds(&on),
+            [
+                init(5),
+                init(6),
+                init(7),
+                (8, "NB0101".into(), "worker".into())
+            ]
+        );
+        assert!(on.findings[0].message.contains("once per process"));
+        assert_eq!(on.findings[0].severity, "warning");
+    }
+
+    #[test]
+    fn ffi_policy_follows_the_library_defaults_and_the_configuration() {
+        // A member's own extern block is reported per call.
+        let src =
+            "extern \"C\" { fn verify(p: *const u8) -> i32; fn check(p: *const u8) -> i32; }\n\
+                   async fn a() {\n\
+                   unsafe { verify(std::ptr::null()) };\n\
+                   unsafe { check(std::ptr::null()) };\n\
+                   }\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(r.findings.len(), 2);
+        assert!(r.findings.iter().all(|f| f.confidence == "high"));
+        let trusted = analyze_files_with(
+            &[("src/lib.rs", src)],
+            &Config {
+                ffi_trust: vec!["app".into()],
+                ..Config::default()
+            },
+        );
+        assert!(trusted.findings.is_empty());
+        let db = crate::RuleDb::builtin();
+        use crate::rules::FfiPolicy::*;
+        assert_eq!(db.ffi_policy("v8", "v8__Isolate__New", false), Quiet);
+        assert_eq!(
+            db.ffi_policy("libsqlite3_sys", "sqlite3_step", false),
+            Report
+        );
+        assert_eq!(
+            db.ffi_policy("libsqlite3_sys", "sqlite3_column_int", false),
+            Quiet
+        );
+        assert_eq!(db.ffi_policy("openssl_sys", "SSL_connect", false), Report);
+        assert_eq!(db.ffi_policy("openssl_sys", "SSL_CTX_new", false), Quiet);
+        assert_eq!(db.ffi_policy("libgit2_sys", "git_clone", false), Report);
+        assert_eq!(db.ffi_policy("libc", "close", false), Quiet);
+        assert_eq!(db.ffi_policy("libc", "nanosleep", false), Report);
+        assert_eq!(db.ffi_policy("some_sys", "f", false), Unknown);
+        assert_eq!(db.ffi_policy("some_sys", "f", true), Report);
+        let mut quiet = db.clone();
+        quiet.ffi_unknown_quiet = true;
+        quiet.ffi_report = vec!["v8".into()];
+        assert_eq!(quiet.ffi_policy("some_sys", "f", false), Quiet);
+        assert_eq!(quiet.ffi_policy("v8", "v8__Isolate__New", false), Report);
     }
 }

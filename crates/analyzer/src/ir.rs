@@ -104,6 +104,10 @@ pub struct IrFn {
 pub struct FnAttrs {
     /// `#[tokio::main]`, `#[tokio::test]`, `#[actix_web::main]`, ...: the body runs on a runtime.
     pub runtime_entry: bool,
+    /// `#[tokio::main]` (multi-thread flavor) or `#[async_std::main]`: the body is driven by
+    /// `block_on` on the thread that starts the runtime, not by a worker.
+    #[serde(default)]
+    pub block_on_entry: bool,
     /// `// nonblock:allow(..)` and similar directives are handled in report; this records the
     /// line of the item for suppression lookups.
     pub item_line: u32,
@@ -205,10 +209,73 @@ pub enum IrExpr {
         path: IrPath,
         exprs: Vec<IrExpr>,
         pos: Pos,
+        /// The invocation's first token when it is a plain identifier followed by `:`, `,` or
+        /// `=>` (`db_run! { conn: .. }`): the value a leading `$conn:ident` metavariable stands
+        /// for, so an expansion calling a method on it (`$conn.run(..)`) can be resolved.
+        #[serde(default)]
+        first_ident: Option<String>,
     },
     /// Any other expression: its type is unknown, its sub-expressions are still walked.
     Other(Vec<IrExpr>),
 }
+
+impl IrExpr {
+    /// Whether `pred` holds for this expression or any expression inside it (closure and async
+    /// bodies included), depth first.
+    pub fn any(&self, pred: &mut dyn FnMut(&IrExpr) -> bool) -> bool {
+        if pred(self) {
+            return true;
+        }
+        let block = |b: &IrBlock, pred: &mut dyn FnMut(&IrExpr) -> bool| {
+            b.stmts.iter().any(|s| match s {
+                IrStmt::Let { init, diverge, .. } => {
+                    init.as_ref().is_some_and(|e| e.any(pred))
+                        || diverge
+                            .as_ref()
+                            .is_some_and(|d| IrExpr::Block(d.clone()).any(pred))
+                }
+                IrStmt::Expr(e) => e.any(pred),
+                IrStmt::Item => false,
+            })
+        };
+        match self {
+            IrExpr::Call { func, args, .. } => func.any(pred) || args.iter().any(|a| a.any(pred)),
+            IrExpr::MethodCall { receiver, args, .. } => {
+                receiver.any(pred) || args.iter().any(|a| a.any(pred))
+            }
+            IrExpr::Field(i, _)
+            | IrExpr::Ref(i)
+            | IrExpr::Deref(i)
+            | IrExpr::Try(i)
+            | IrExpr::Await(i)
+            | IrExpr::Cast(i, _)
+            | IrExpr::Let(_, i) => i.any(pred),
+            IrExpr::Closure { body, .. } => body.any(pred),
+            IrExpr::Async { body, .. } | IrExpr::Block(body) => block(body, pred),
+            IrExpr::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                cond.any(pred)
+                    || block(then, pred)
+                    || otherwise.as_ref().is_some_and(|o| o.any(pred))
+            }
+            IrExpr::Match { scrutinee, arms } => {
+                scrutinee.any(pred) || arms.iter().any(|(_, a)| a.any(pred))
+            }
+            IrExpr::For { iter, body, .. } => iter.any(pred) || block(body, pred),
+            IrExpr::StructLit(_, xs)
+            | IrExpr::Other(xs)
+            | IrExpr::Loop(xs)
+            | IrExpr::Macro { exprs: xs, .. } => xs.iter().any(|x| x.any(pred)),
+            IrExpr::Path(..) | IrExpr::Str | IrExpr::SocketAddrStr => false,
+        }
+    }
+}
+
+/// The identifier a `macro_rules!` transcriber's metavariables (`$body`, `$conn`) are lowered to.
+pub const METAVAR_PLACEHOLDER: &str = "__nb_meta";
 
 /// One `use` leaf: `use a::b::c as d;` → name `d`, path `a::b::c`; `use a::b::*;` → glob.
 #[derive(Serialize, Deserialize, Clone, Debug)]

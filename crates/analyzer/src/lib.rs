@@ -28,6 +28,7 @@ pub mod rules;
 pub mod scope;
 pub mod suppress;
 pub mod synthetic;
+pub mod threads;
 pub mod ty;
 
 #[cfg(test)]

@@ -460,6 +460,26 @@ impl<'a> Lowerer<'a> {
                 )
                 && matches!(segs[1].as_str(), "main" | "test")
         });
+        // `#[tokio::main]` (multi-thread flavor by default) and `#[async_std::main]` run the body
+        // with `block_on` on the main thread, beside the worker pool; `flavor = "current_thread"`,
+        // `#[tokio::test]` (current-thread by default) and actix's single-threaded system make
+        // that thread the only worker.
+        let block_on_entry = attrs.iter().any(|a| {
+            let segs: Vec<String> = a
+                .path()
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let args = match &a.meta {
+                syn::Meta::List(l) => l.tokens.to_string(),
+                _ => String::new(),
+            };
+            segs.len() == 2
+                && segs[1] == "main"
+                && (segs[0] == "async_std"
+                    || (segs[0] == "tokio" && !args.contains("current_thread")))
+        });
         let body = body.map(|b| self.lower_block(b));
         IrFn {
             name: sig.ident.to_string(),
@@ -475,6 +495,7 @@ impl<'a> Lowerer<'a> {
             pos: pos(sig.ident.span()),
             attrs: FnAttrs {
                 runtime_entry,
+                block_on_entry,
                 item_line: pos(sig.fn_token.span).line,
             },
         }
@@ -573,10 +594,21 @@ impl<'a> Lowerer<'a> {
         } else {
             self.lenient_exprs(mac.tokens.clone())
         };
+        let mut tokens = mac.tokens.clone().into_iter();
+        let first_ident = match (tokens.next(), tokens.next()) {
+            (Some(TokenTree::Ident(id)), Some(TokenTree::Punct(p)))
+                if matches!(p.as_char(), ':' | ',' | '=') && p.spacing() == Spacing::Alone
+                    || p.as_char() == '=' =>
+            {
+                Some(id.to_string())
+            }
+            _ => None,
+        };
         IrExpr::Macro {
             path,
             exprs,
             pos: pos(mac.path.span()),
+            first_ident,
         }
     }
 
@@ -864,10 +896,6 @@ fn macro_rules_transcribers(tokens: TokenStream) -> Vec<TokenStream> {
     }
     out
 }
-
-/// The identifier every `$name` of a `macro_rules!` transcriber becomes: the expansion is lowered
-/// once per definition, not per invocation, so what a metavariable stands for is not known.
-pub const METAVAR_PLACEHOLDER: &str = "__nb_meta";
 
 /// Replaces `$name` with a placeholder identifier, `$crate` with `::crate_name`, and unwraps
 /// `$( .. ) sep? *` repetitions, so a transcriber parses as ordinary Rust.

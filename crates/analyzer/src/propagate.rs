@@ -333,8 +333,9 @@ impl<'a> Propagator<'a> {
         let summarised =
             |f: FnId| self.reachable[f] && (follow == Follow::AllCalls || !self.context[f]);
         let mut summary: Vec<Summary> = vec![BTreeMap::new(); fn_count];
-        // Reverse edges of summarised bodies: callee → (caller, call position, confidence).
-        let mut callers: Vec<Vec<(FnId, Pos, Confidence)>> = vec![Vec::new(); fn_count];
+        // Reverse edges of summarised bodies: callee → (caller, call position, confidence,
+        // whether the edge is a one-time initialiser's: what it reaches is marked `init`).
+        let mut callers: Vec<Vec<(FnId, Pos, Confidence, bool)>> = vec![Vec::new(); fn_count];
         let mut work = BTreeSet::new();
         for (f, body) in graph.fn_body.iter().enumerate() {
             let Some(b) = body else { continue };
@@ -358,9 +359,13 @@ impl<'a> Propagator<'a> {
                                 work.insert(f);
                             }
                         }
-                        Effect::Edge { callee, confidence } => {
+                        Effect::Edge {
+                            callee,
+                            confidence,
+                            init,
+                        } => {
                             if summarised(*callee) {
-                                callers[*callee].push((f, call.pos, *confidence))
+                                callers[*callee].push((f, call.pos, *confidence, *init))
                             }
                         }
                     }
@@ -372,12 +377,13 @@ impl<'a> Propagator<'a> {
                 .iter()
                 .map(|(k, w)| (k.clone(), w.clone()))
                 .collect();
-            for &(f, pos, conf) in &callers[g] {
+            for &(f, pos, conf, init) in &callers[g] {
                 let mut changed = false;
                 for (api, w) in &entries {
                     if self.line_cut(f, pos.line, api.rule) {
                         continue;
                     }
+                    let api = &if init { api.as_init() } else { api.clone() };
                     let cand = Witness {
                         len: w.len + 1,
                         confidence: conf.min(w.confidence),
@@ -435,7 +441,11 @@ impl<'a> Propagator<'a> {
                     {
                         Vec::new()
                     }
-                    Effect::Edge { callee, confidence } => summary[*callee]
+                    Effect::Edge {
+                        callee,
+                        confidence,
+                        init,
+                    } => summary[*callee]
                         .iter()
                         .map(|(api, w)| {
                             let cand = Witness {
@@ -444,7 +454,8 @@ impl<'a> Propagator<'a> {
                                 pos: call.pos,
                                 next: Next::Fn(*callee),
                             };
-                            (api.clone(), cand)
+                            let api = if *init { api.as_init() } else { api.clone() };
+                            (api, cand)
                         })
                         .collect(),
                 };
@@ -614,7 +625,19 @@ fn witness_path(root_fn: FnId, first: &Witness, api: &ApiKey, summary: &[Summary
     // Each witness's successor has a strictly shorter length, so this walk is bounded by `len`.
     for _ in 0..first.len {
         let Next::Fn(f) = next else { break };
-        let Some(w) = summary[f].get(api) else { break };
+        // Past a one-time initialiser's edge the callee holds the API unmarked.
+        let Some(w) = summary[f].get(api).or_else(|| {
+            api.init
+                .then(|| {
+                    summary[f].get(&ApiKey {
+                        init: false,
+                        ..api.clone()
+                    })
+                })
+                .flatten()
+        }) else {
+            break;
+        };
         steps.push(RawStep {
             function: f,
             pos: w.pos,

@@ -75,6 +75,10 @@ pub struct Finding {
     pub category: String,
     pub severity: String,
     pub confidence: String,
+    /// Where the blocking call runs: `worker` (stalls a runtime worker), `block_on` (on the
+    /// thread that called `block_on`: stalls that future only) or `init` (one-time
+    /// initialisation, reported only with `[report] init = true`).
+    pub kind: String,
     pub api: String,
     pub message: String,
     pub help: String,
@@ -388,7 +392,8 @@ fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding
     } else {
         String::new()
     };
-    let message = format!(
+    let kind = finding_kind(&r);
+    let mut message = format!(
         "{}: `{}` reached from {} `{}`{}",
         rule.summary,
         r.api.path,
@@ -396,7 +401,14 @@ fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding
         root_function,
         via
     );
-    let fingerprint = fingerprint(&rule.id, &path[0], &r.api.path);
+    match kind {
+        "block_on" => message.push_str(
+            "; it runs on the thread that called `block_on`: it stalls that future, not the worker pool",
+        ),
+        "init" => message.push_str("; inside a one-time initialiser: it runs once per process"),
+        _ => {}
+    }
+    let fingerprint = fingerprint(&rule.id, &path[0], &r.api.path, kind);
     let ffi_library = if rule.ffi {
         r.api.path.split("::").next()
     } else {
@@ -406,12 +418,17 @@ fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding
         rule: rule.id.clone(),
         name: rule.name.clone(),
         category: rule.category.clone(),
-        severity: input
-            .rules
-            .severity_of(r.api.rule, &r.api.path, ffi_library)
-            .as_str()
-            .to_string(),
+        severity: if kind == "worker" {
+            input
+                .rules
+                .severity_of(r.api.rule, &r.api.path, ffi_library)
+                .as_str()
+                .to_string()
+        } else {
+            crate::rules::Severity::Warning.as_str().to_string()
+        },
         confidence: r.confidence.as_str().to_string(),
+        kind: kind.to_string(),
         api: r.api.path.clone(),
         message,
         help,
@@ -423,19 +440,37 @@ fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding
     }
 }
 
+/// Where a finding's blocking call runs ([`Finding::kind`]).
+fn finding_kind(r: &RawFinding) -> &'static str {
+    if r.api.init || r.root == crate::graph::RootKind::InitAsync {
+        "init"
+    } else if r.root == crate::graph::RootKind::BlockOnThread {
+        "block_on"
+    } else {
+        "worker"
+    }
+}
+
 /// A finding's identity (before [`number_fingerprints`]): rule, API, and the entry — the package
 /// and name of the async context it is written in and the callee it calls. No line numbers and
 /// nothing below the entry's callee, so it survives edits that move code or change how a helper
 /// reaches the API, and no ancestor, so a new async caller does not make a finding new.
-pub fn fingerprint(rule: &str, entry: &Step, api: &str) -> String {
-    hash(&[
+/// The kind joins the hash only when it is not `worker`, so a worker finding's fingerprint is the
+/// entry's alone, and the same entry reaching an API through a one-time initialiser too is a
+/// second, distinct finding.
+pub fn fingerprint(rule: &str, entry: &Step, api: &str, kind: &str) -> String {
+    let mut parts = vec![
         "v2",
         rule,
         &entry.package,
         &entry.function,
         &entry.callee,
         api,
-    ])
+    ];
+    if kind != "worker" {
+        parts.push(kind);
+    }
+    hash(&parts)
 }
 
 /// The v1 fingerprint of a v1 finding: rule, root function, and the functions and callees along
@@ -484,15 +519,46 @@ mod tests {
 
     #[test]
     fn fingerprint_ignores_lines_but_not_the_entry() {
-        let a = fingerprint("NB0101", &step("a::h", 3, "a::load"), "std::fs::read");
-        let moved = fingerprint("NB0101", &step("a::h", 40, "a::load"), "std::fs::read");
-        let other_fn = fingerprint("NB0101", &step("a::g", 3, "a::load"), "std::fs::read");
-        let other_callee = fingerprint("NB0101", &step("a::h", 3, "a::read"), "std::fs::read");
-        let other_api = fingerprint("NB0101", &step("a::h", 3, "a::load"), "std::fs::write");
+        let a = fingerprint(
+            "NB0101",
+            &step("a::h", 3, "a::load"),
+            "std::fs::read",
+            "worker",
+        );
+        let moved = fingerprint(
+            "NB0101",
+            &step("a::h", 40, "a::load"),
+            "std::fs::read",
+            "worker",
+        );
+        let other_fn = fingerprint(
+            "NB0101",
+            &step("a::g", 3, "a::load"),
+            "std::fs::read",
+            "worker",
+        );
+        let other_callee = fingerprint(
+            "NB0101",
+            &step("a::h", 3, "a::read"),
+            "std::fs::read",
+            "worker",
+        );
+        let other_api = fingerprint(
+            "NB0101",
+            &step("a::h", 3, "a::load"),
+            "std::fs::write",
+            "worker",
+        );
+        let as_init = fingerprint(
+            "NB0101",
+            &step("a::h", 3, "a::load"),
+            "std::fs::read",
+            "init",
+        );
         assert_eq!(a, moved);
         assert_eq!(a.len(), 16);
-        let all = BTreeSet::from([&a, &other_fn, &other_callee, &other_api]);
-        assert_eq!(all.len(), 4);
+        let all = BTreeSet::from([&a, &other_fn, &other_callee, &other_api, &as_init]);
+        assert_eq!(all.len(), 5);
     }
 
     const ENTRIES: &str = "fn load() { std::fs::read(\"x\"); }\n\

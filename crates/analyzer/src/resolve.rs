@@ -18,8 +18,8 @@ use rayon::prelude::*;
 use crate::critical::{self, Binding, Hold};
 use crate::index::{FnId, FnOwner, Index, ModId, Res, TypeKind};
 use crate::infer::{apply, unify, Subst};
+use crate::ir::METAVAR_PLACEHOLDER;
 use crate::ir::*;
-use crate::lower::METAVAR_PLACEHOLDER;
 use crate::rules::RuleDb;
 use crate::ty::{external_return, is_identity_method, is_unwrap_method, TraitRef, Ty, TyCon};
 
@@ -55,7 +55,7 @@ pub enum Unresolved {
     /// A method not found on a known type (derives, external trait impls).
     UnknownMethod,
     /// A call on a `macro_rules!` metavariable (`$x.method()`, `$f(..)`) in an expansion lowered
-    /// without the invocation's tokens (`lower::METAVAR_PLACEHOLDER`): unknowable until macro
+    /// without the invocation's tokens (`ir::METAVAR_PLACEHOLDER`): unknowable until macro
     /// expansion binds metavariables. Counted apart so `unknown_receiver` measures inference.
     MacroMetavar,
 }
@@ -137,6 +137,43 @@ pub struct Body {
     pub kind: BodyKind,
     pub pos: Pos,
     pub calls: Vec<CallSite>,
+}
+
+fn is_metavar(p: &IrPath) -> bool {
+    p.segments.len() == 1 && p.segments[0].name == METAVAR_PLACEHOLDER && p.qself.is_none()
+}
+
+/// A sync closure argument whose body is a metavariable, or holds one as a statement or a match
+/// arm (`run(move |$c| $body)`, `run(move |$c| match $c { .. => { $body } })`): code of the
+/// invocation that the closure runs. A metavariable used as a value inside the closure (tokio's
+/// `join!`: `poll_fn(move |cx| .. if skip == $skip ..)`) is not the invocation's code.
+fn wraps_metavar_in_closure(e: &IrExpr) -> bool {
+    let is_meta = |x: &IrExpr| matches!(x, IrExpr::Path(p, _) if is_metavar(p));
+    e.any(&mut |x| {
+        let args = match x {
+            IrExpr::Call { args, .. } | IrExpr::MethodCall { args, .. } => args,
+            _ => return false,
+        };
+        args.iter().any(|a| {
+            let IrExpr::Closure {
+                is_async: false,
+                body,
+                ..
+            } = a
+            else {
+                return false;
+            };
+            is_meta(body)
+                || body.any(&mut |y| match y {
+                    IrExpr::Block(b) => b
+                        .stmts
+                        .iter()
+                        .any(|s| matches!(s, IrStmt::Expr(x) if is_meta(x))),
+                    IrExpr::Match { arms, .. } => arms.iter().any(|(_, arm)| is_meta(arm)),
+                    _ => false,
+                })
+        })
+    })
 }
 
 /// The resolved bodies of one run: what [`resolve_reachable`] found from its roots.
@@ -262,6 +299,8 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
         macro_stack: Vec::new(),
         macro_budget: MACRO_BUDGET,
         closures: Vec::new(),
+        macro_closure_body: None,
+        closure_depth: 0,
     };
     let _ = trait_self;
     if def.ir.sig.has_self {
@@ -331,6 +370,15 @@ struct Walker<'i> {
     extra_bodies: Vec<Body>,
     /// Calls expanded from a `macro_rules!` body are reported at the invocation.
     pos_override: Option<Pos>,
+    /// The argument expressions of a `macro_rules!` invocation whose expansion wraps a
+    /// metavariable in a sync closure (`$conn.run(move |$conn| $body)`, vaultwarden's
+    /// `db_run!`): walked where that closure's body names the metavariable, so their calls
+    /// belong to the closure (and are offloaded with it), at their own positions (the
+    /// `pos_override` outside the expansion) and only once. With the closure depth at the
+    /// invocation: only a closure written in the expansion takes them.
+    macro_closure_body: Option<(Vec<IrExpr>, Option<Pos>, usize)>,
+    /// Sync closures being walked as call arguments.
+    closure_depth: usize,
     /// Macros being expanded: a macro is never re-entered (recursive macros such as
     /// `tokio::select!` would otherwise expand exponentially in their arms).
     macro_stack: Vec<usize>,
@@ -418,7 +466,9 @@ impl Walker<'_> {
         let outer = std::mem::take(&mut self.sink);
         self.scopes.push(BTreeMap::new());
         self.bind_closure_params(params, first);
+        self.closure_depth += 1;
         self.walk(body);
+        self.closure_depth -= 1;
         self.pop_scope();
         // An expression body is one statement; a block body was classified by `walk_block`.
         decide_hold(
@@ -545,6 +595,22 @@ impl Walker<'_> {
                 }
                 ty
             }
+            IrExpr::Path(p, _)
+                if self
+                    .macro_closure_body
+                    .as_ref()
+                    .is_some_and(|(_, _, depth)| self.closure_depth > *depth)
+                    && is_metavar(p) =>
+            {
+                let (exprs, outer, _) = self.macro_closure_body.take().expect("checked");
+                let saved = std::mem::replace(&mut self.pos_override, outer);
+                let mut last = Ty::Unknown;
+                for e in &exprs {
+                    last = self.walk(e);
+                }
+                self.pos_override = saved;
+                last
+            }
             IrExpr::Path(p, _) => self.path_value_type(p),
             IrExpr::Field(base, name) => {
                 let t = self.walk(base);
@@ -647,7 +713,12 @@ impl Walker<'_> {
                 self.resolve_ty(t)
             }
             IrExpr::Str | IrExpr::SocketAddrStr => Ty::Ref(Box::new(Ty::Str)),
-            IrExpr::Macro { path, exprs, pos } => self.walk_macro(path, exprs, *pos),
+            IrExpr::Macro {
+                path,
+                exprs,
+                pos,
+                first_ident,
+            } => self.walk_macro(path, exprs, *pos, first_ident.as_deref()),
             IrExpr::Other(children) | IrExpr::Loop(children) => {
                 for c in children {
                     self.walk(c);
@@ -685,7 +756,13 @@ impl Walker<'_> {
         });
     }
 
-    fn walk_macro(&mut self, path: &IrPath, exprs: &[IrExpr], pos: Pos) -> Ty {
+    fn walk_macro(
+        &mut self,
+        path: &IrPath,
+        exprs: &[IrExpr],
+        pos: Pos,
+        first_ident: Option<&str>,
+    ) -> Ty {
         let name = path.segments.last().map(|s| s.name.as_str()).unwrap_or("");
         // `write!(w, ..)` calls `w.write_fmt(..)`: a `File` or `TcpStream` writer blocks.
         if matches!(name, "write" | "writeln") && path.segments.len() == 1 {
@@ -695,17 +772,38 @@ impl Walker<'_> {
                 return Ty::Unknown;
             }
         }
-        for e in exprs {
-            self.walk(e);
-        }
-        let expandable = self.index.find_macro(self.module, path).filter(|&m| {
+        // Logging crates' macros (`opaque_macros`) are not expanded.
+        let expansion = self.index.find_macro(self.module, path).filter(|&m| {
             let unit = self.index.macros[m].unit;
             !self
                 .rules
                 .opaque_macros
                 .contains(&self.index.units[unit].crate_name)
         });
-        if let Some(m) = expandable {
+        let into_closure = self.macro_closure_body.is_none()
+            && expansion.is_some_and(|m| {
+                !self.macro_stack.contains(&m)
+                    && self.index.macros[m]
+                        .arms
+                        .iter()
+                        .flatten()
+                        .any(wraps_metavar_in_closure)
+            });
+        let mut bound_metavar = false;
+        if into_closure {
+            self.macro_closure_body = Some((exprs.to_vec(), self.pos_override, self.closure_depth));
+            // `$conn.run(..)`: the leading `$conn:ident` is the invocation's first identifier.
+            if let Some(local) = first_ident.and_then(|n| self.lookup(n)).cloned() {
+                self.scopes
+                    .push(BTreeMap::from([(METAVAR_PLACEHOLDER.to_string(), local)]));
+                bound_metavar = true;
+            }
+        } else {
+            for e in exprs {
+                self.walk(e);
+            }
+        }
+        if let Some(m) = expansion {
             // The budget bounds one expansion tree, not the function: a logging macro that
             // expands through dozens of helper macros must not hide the macros after it.
             if self.macro_stack.is_empty() {
@@ -723,6 +821,18 @@ impl Walker<'_> {
                 }
                 self.macro_stack.pop();
                 self.pos_override = saved;
+            }
+        }
+        if bound_metavar {
+            self.pop_scope();
+        }
+        if into_closure {
+            // The expansion did not reach the closure (budget, recursion): the arguments run
+            // here, as for any other macro.
+            if let Some((rest, _, _)) = self.macro_closure_body.take() {
+                for e in &rest {
+                    self.walk(e);
+                }
             }
         }
         Ty::Unknown

@@ -121,6 +121,35 @@ fn enabled_by_default() -> bool {
 #[serde(deny_unknown_fields)]
 struct RawRuleFile {
     rule: Vec<RawRule>,
+    /// Per-library FFI defaults (`rules/ffi.toml`).
+    #[serde(default)]
+    library: Vec<RawLibrary>,
+}
+
+/// The FFI default of one binding crate: which of its foreign functions wait or work.
+#[derive(Clone, Debug, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RawLibrary {
+    /// The binding crate, `-` spelled `_` (`libsqlite3_sys`).
+    #[serde(rename = "crate")]
+    pub krate: String,
+    /// The foreign functions reported, by name; absent: every one; empty: none (an
+    /// accessor-style binding).
+    #[serde(default)]
+    pub functions: Option<Vec<String>>,
+    /// Why: what the library's calls do.
+    pub why: String,
+}
+
+/// What an FFI call into a library is, by the rule data and the configuration.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FfiPolicy {
+    /// A library (or function) known to wait or work: reported per call.
+    Report,
+    /// Known not to wait (an accessor-style binding), or trusted by the configuration.
+    Quiet,
+    /// No policy: reported once per root and library, at low confidence.
+    Unknown,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -165,6 +194,8 @@ struct RawRuntime {
     spawners: Vec<String>,
     #[serde(default)]
     opaque_macros: Vec<String>,
+    #[serde(default)]
+    init: Vec<String>,
 }
 
 /// A matched API: which rule, which entry.
@@ -201,6 +232,16 @@ pub struct RuleDb {
     pub ffi_severity: BTreeMap<String, Severity>,
     /// Rule ids switched off by configuration.
     pub disabled: std::collections::BTreeSet<String>,
+    /// One-time initialisers (`rules/runtime.toml`: `init`): what they run is kind `init`.
+    pub init: Vec<String>,
+    /// Report kind-`init` findings (config `[report] init = true`); off by default.
+    pub report_init: bool,
+    /// Per-library FFI defaults (`rules/ffi.toml`: `[[library]]`), by crate name.
+    pub ffi_libraries: BTreeMap<String, RawLibrary>,
+    /// FFI libraries the project wants reported per call (config `ffi.report`).
+    pub ffi_report: Vec<String>,
+    /// Libraries without a policy are not reported (config `ffi.unknown = "quiet"`).
+    pub ffi_unknown_quiet: bool,
 }
 
 impl RuleDb {
@@ -213,10 +254,12 @@ impl RuleDb {
 
     pub fn from_sources(files: &[(&str, &str)], runtime: &str) -> Result<RuleDb, String> {
         let mut raw = Vec::new();
+        let mut libraries = Vec::new();
         for (name, text) in files {
             let parsed: RawRuleFile =
                 toml::from_str(text).map_err(|e| format!("rules/{name}: {e}"))?;
             raw.extend(parsed.rule);
+            libraries.extend(parsed.library);
         }
         raw.sort_by(|a, b| a.id.cmp(&b.id));
         let runtime: RawRuntime =
@@ -236,7 +279,17 @@ impl RuleDb {
             trusted_ffi: Vec::new(),
             ffi_severity: BTreeMap::new(),
             disabled: Default::default(),
+            init: runtime.init,
+            report_init: false,
+            ffi_libraries: BTreeMap::new(),
+            ffi_report: Vec::new(),
+            ffi_unknown_quiet: false,
         };
+        for lib in libraries {
+            if db.ffi_libraries.insert(lib.krate.clone(), lib).is_some() {
+                return Err("an FFI library is listed twice".into());
+            }
+        }
         for r in raw {
             if db.rules.iter().any(|x| x.id == r.id || x.name == r.name) {
                 return Err(format!("duplicate rule id or name: {} {}", r.id, r.name));
@@ -376,6 +429,29 @@ impl RuleDb {
             return *s;
         }
         self.rules[rule].severity
+    }
+
+    /// What a call of foreign fn `function` of crate `library` is: the configuration first
+    /// (`ffi.trust` is checked by the caller, `ffi.report`), then the library's default in
+    /// `rules/ffi.toml`; a workspace member's own `extern` block is reported, any other library
+    /// without a policy is [`FfiPolicy::Unknown`].
+    pub fn ffi_policy(&self, library: &str, function: &str, in_member: bool) -> FfiPolicy {
+        if self.ffi_report.iter().any(|l| l == library) {
+            return FfiPolicy::Report;
+        }
+        if let Some(lib) = self.ffi_libraries.get(library) {
+            return match &lib.functions {
+                Some(fs) if !fs.iter().any(|f| f == function) => FfiPolicy::Quiet,
+                _ => FfiPolicy::Report,
+            };
+        }
+        if in_member {
+            FfiPolicy::Report
+        } else if self.ffi_unknown_quiet {
+            FfiPolicy::Quiet
+        } else {
+            FfiPolicy::Unknown
+        }
     }
 
     pub fn ffi_rule(&self) -> Option<usize> {

@@ -21,11 +21,24 @@ impl Drop for Scratch {
 /// Writes `files` (paths relative to the package root, the first being `src/lib.rs` or another
 /// crate root) into a scratch package `app` and analyses it as a workspace member.
 pub fn analyze_files(files: &[(&str, &str)]) -> Report {
-    analyze_files_with(files, false)
+    analyze_files_full(files, &crate::config::Config::default(), false)
+}
+
+/// [`analyze_files`] under a configuration.
+pub fn analyze_files_with(files: &[(&str, &str)], config: &crate::config::Config) -> Report {
+    analyze_files_full(files, config, false)
 }
 
 /// [`analyze_files`], mapping v1 fingerprints when `v1_fingerprints` is set.
-pub fn analyze_files_with(files: &[(&str, &str)], v1_fingerprints: bool) -> Report {
+pub fn analyze_files_v1(files: &[(&str, &str)], v1_fingerprints: bool) -> Report {
+    analyze_files_full(files, &crate::config::Config::default(), v1_fingerprints)
+}
+
+fn analyze_files_full(
+    files: &[(&str, &str)],
+    config: &crate::config::Config,
+    v1_fingerprints: bool,
+) -> Report {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -70,7 +83,7 @@ pub fn analyze_files_with(files: &[(&str, &str)], v1_fingerprints: bool) -> Repo
         crate::analyze_workspace(
             &ws,
             &RuleDb::builtin(),
-            &crate::config::Config::default(),
+            config,
             &crate::progress::Silent,
             Instant::now(),
             BTreeMap::new(),

@@ -198,6 +198,7 @@ mod tests {
                 category: "sleep".into(),
                 severity: "error".into(),
                 confidence: "medium".into(),
+                kind: "worker".into(),
                 api: "std::thread::sleep".into(),
                 message: "thread sleep: `std::thread::sleep` reached from async fn `a::h` via `dep::wait`"
                     .into(),

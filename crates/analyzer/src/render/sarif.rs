@@ -802,6 +802,7 @@ pub(crate) mod tests {
             category: "fs".into(),
             severity: "error".into(),
             confidence: "high".into(),
+            kind: "worker".into(),
             api: "std::fs::File::open".into(),
             message: "synchronous filesystem call: `std::fs::File::open` reached from async fn \
                       `app::main` via `app::load`"

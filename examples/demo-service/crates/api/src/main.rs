@@ -10,7 +10,7 @@ use storage::UserStore;
 
 #[tokio::main]
 async fn main() {
-    let settings = config::load(); // expect: NB0101 via=dotenvy
+    let settings = config::load(); // expect: NB0101 via=dotenvy kind=block_on
     let store = Arc::new(UserStore::open(&settings.data_dir));
     let listener = tokio::net::TcpListener::bind(&settings.listen).await.unwrap(); // ok: tokio::net is async
     loop {

@@ -1,0 +1,527 @@
+//! Part of stage 4, *graph*: which thread a root body runs on.
+//!
+//! `block_on` drives its future on the thread that calls it. Under `#[tokio::main]` (multi-thread
+//! flavor, the default) that is the main thread, beside the worker pool: blocking there stalls
+//! the main future (and whatever it awaits, joins or selects), not the workers that run the
+//! spawned tasks. Such bodies get [`RootKind::BlockOnThread`] and are reported as their own kind
+//! (a warning), never as worker starvation. Everything spawned, `flavor = "current_thread"`
+//! bodies, `#[tokio::test]` (current-thread by default) and actix's single-threaded system stay
+//! worker roots: there the blocked thread is the one that runs every task.
+//!
+//! The block_on-thread bodies are, to a greatest fixpoint:
+//! - the body of a `#[tokio::main]` / `#[async_std::main]` fn ([`crate::ir::FnAttrs`]);
+//! - an async block written as an argument of a call named `block_on` (`rt.block_on(async {..})`,
+//!   `Handle::block_on`, `futures::executor::block_on`);
+//! - an async block awaited (`async {..}.await`) or joined/selected (`join!`, `select!`) in a
+//!   block_on-thread body;
+//! - an async fn that is never handed to a task spawner and whose every call is polled by a
+//!   block_on-thread body: awaited there (`run().await`, `timeout(d, run()).await`), joined or
+//!   selected there, or written as an argument of `block_on` in sync code. An async fn with a
+//!   caller anywhere else (a spawned task, a sync fn that only builds the future, an `let f =
+//!   run();` whose future may go anywhere) stays a worker root.
+//!
+//! Everything here is read from the IR of the owners (which call positions are polled where) and
+//! from the graph's edges; positions are those the resolver gives call sites and async bodies.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::graph::{Effect, GraphBody, RootKind};
+use crate::index::{FnId, Index};
+use crate::ir::{IrBlock, IrExpr, IrStmt, Pos};
+use crate::resolve::BodyKind;
+
+/// What one function's IR says about polling: per context (`None`: the fn body; `Some(pos)`:
+/// the async block written at `pos`), the calls and async blocks that context polls itself.
+#[derive(Default)]
+struct Polling {
+    contexts: BTreeMap<Option<Pos>, Polled>,
+    /// Async blocks written as arguments of `block_on`, with the context the call is in.
+    block_on_blocks: BTreeMap<Pos, Option<Pos>>,
+    /// Calls written (at any depth) in the arguments of `block_on`, with their context.
+    block_on_calls: BTreeMap<Pos, Option<Pos>>,
+}
+
+#[derive(Default)]
+struct Polled {
+    calls: BTreeSet<Pos>,
+    blocks: BTreeSet<Pos>,
+}
+
+/// Macros whose arguments are futures polled by the context that invokes them.
+fn polls_arguments(name: &str) -> bool {
+    matches!(
+        name,
+        "join" | "try_join" | "select" | "select_biased" | "join_all" | "try_join_all" | "pin"
+    )
+}
+
+struct Scan<'p> {
+    out: &'p mut Polling,
+}
+
+impl Scan<'_> {
+    fn block(&mut self, b: &IrBlock, ctx: Option<Pos>) {
+        for s in &b.stmts {
+            match s {
+                IrStmt::Let { init, diverge, .. } => {
+                    if let Some(e) = init {
+                        self.expr(e, ctx, false, false);
+                    }
+                    if let Some(d) = diverge {
+                        self.block(d, ctx);
+                    }
+                }
+                IrStmt::Expr(e) => self.expr(e, ctx, false, false),
+                IrStmt::Item => {}
+            }
+        }
+    }
+
+    /// `polled`: the value of `e` is polled by `ctx` (under `.await`, in `join!`); `block_on`: it
+    /// is an argument of `block_on`.
+    fn expr(&mut self, e: &IrExpr, ctx: Option<Pos>, polled: bool, block_on: bool) {
+        match e {
+            IrExpr::Call { func, args, pos } => {
+                self.call(*pos, ctx, polled, block_on);
+                let named_block_on = matches!(&**func, IrExpr::Path(p, _)
+                    if p.segments.last().is_some_and(|s| s.name == "block_on"));
+                self.expr(func, ctx, polled, block_on);
+                for a in args {
+                    self.expr(a, ctx, polled, block_on || named_block_on);
+                }
+            }
+            IrExpr::MethodCall {
+                receiver,
+                method,
+                args,
+                pos,
+            } => {
+                self.call(*pos, ctx, polled, block_on);
+                self.expr(receiver, ctx, polled, block_on);
+                for a in args {
+                    self.expr(a, ctx, polled, block_on || method == "block_on");
+                }
+            }
+            IrExpr::Await(inner) => self.expr(inner, ctx, true, block_on),
+            IrExpr::Async { body, pos } => {
+                if block_on {
+                    self.out.block_on_blocks.insert(*pos, ctx);
+                }
+                if polled {
+                    self.out
+                        .contexts
+                        .entry(ctx)
+                        .or_default()
+                        .blocks
+                        .insert(*pos);
+                }
+                self.out.contexts.entry(Some(*pos)).or_default();
+                self.block(body, Some(*pos));
+            }
+            // A sync closure's calls run when it is called; nothing in it is a polled future.
+            IrExpr::Closure { body, .. } => self.expr(body, ctx, false, false),
+            IrExpr::Macro { path, exprs, .. } => {
+                let polls = path
+                    .segments
+                    .last()
+                    .is_some_and(|s| polls_arguments(&s.name));
+                for x in exprs {
+                    self.expr(x, ctx, polled || polls, block_on);
+                }
+            }
+            IrExpr::Field(inner, _)
+            | IrExpr::Ref(inner)
+            | IrExpr::Deref(inner)
+            | IrExpr::Try(inner)
+            | IrExpr::Cast(inner, _) => self.expr(inner, ctx, polled, block_on),
+            IrExpr::Let(_, inner) => self.expr(inner, ctx, false, false),
+            IrExpr::Block(b) => self.block(b, ctx),
+            IrExpr::If {
+                cond,
+                then,
+                otherwise,
+            } => {
+                self.expr(cond, ctx, false, false);
+                self.block(then, ctx);
+                if let Some(o) = otherwise {
+                    self.expr(o, ctx, polled, block_on);
+                }
+            }
+            IrExpr::Match { scrutinee, arms } => {
+                self.expr(scrutinee, ctx, polled, block_on);
+                for (_, arm) in arms {
+                    self.expr(arm, ctx, false, false);
+                }
+            }
+            IrExpr::For { iter, body, .. } => {
+                self.expr(iter, ctx, false, false);
+                self.block(body, ctx);
+            }
+            IrExpr::StructLit(_, fields) => {
+                for f in fields {
+                    self.expr(f, ctx, false, false);
+                }
+            }
+            // `select!` arms (`res = run() => ..`) lower to `Other`: keep what the macro polls.
+            IrExpr::Other(children) => {
+                for c in children {
+                    self.expr(c, ctx, polled, block_on);
+                }
+            }
+            IrExpr::Loop(children) => {
+                for c in children {
+                    self.expr(c, ctx, false, false);
+                }
+            }
+            IrExpr::Path(..) | IrExpr::Str | IrExpr::SocketAddrStr => {}
+        }
+    }
+
+    fn call(&mut self, pos: Pos, ctx: Option<Pos>, polled: bool, block_on: bool) {
+        if polled {
+            self.out.contexts.entry(ctx).or_default().calls.insert(pos);
+        }
+        if block_on {
+            self.out.block_on_calls.insert(pos, ctx);
+        }
+    }
+}
+
+fn polling(index: &Index, f: FnId) -> Polling {
+    let mut out = Polling::default();
+    if let Some(body) = &index.fns[f].ir.body {
+        out.contexts.entry(None).or_default();
+        Scan { out: &mut out }.block(body, None);
+    }
+    out
+}
+
+/// Gives the block_on-thread bodies their root kind. `spawned`: async fns whose future is handed
+/// to a task spawner somewhere (`graph::detach_spawned`): they run as tasks on the workers.
+pub(crate) fn mark_block_on_roots(
+    index: &Index,
+    bodies: &mut [GraphBody],
+    fn_body: &[Option<usize>],
+    spawned: &BTreeSet<FnId>,
+) {
+    let owners: BTreeSet<FnId> = bodies
+        .iter()
+        .filter(|b| b.root.is_some() || b.kind == BodyKind::Fn)
+        .map(|b| b.owner)
+        .collect();
+    // Only functions that can start or continue a block_on context are scanned.
+    let seeds: Vec<usize> = (0..bodies.len())
+        .filter(|&b| bodies[b].root.is_some())
+        .collect();
+    let mut by_owner: BTreeMap<FnId, Vec<usize>> = BTreeMap::new();
+    for (bi, b) in bodies.iter().enumerate() {
+        by_owner.entry(b.owner).or_default().push(bi);
+    }
+    let any_seed = owners.iter().any(|&f| {
+        let def = &index.fns[f];
+        def.ir.attrs.block_on_entry || mentions_block_on(def.ir.body.as_ref())
+    });
+    if !any_seed {
+        return;
+    }
+    let mut polling_of: BTreeMap<FnId, Polling> = BTreeMap::new();
+    for &f in &owners {
+        let def = &index.fns[f];
+        if def.ir.sig.is_async
+            || def.ir.attrs.block_on_entry
+            || by_owner[&f].len() > 1
+            || mentions_block_on(def.ir.body.as_ref())
+        {
+            polling_of.insert(f, polling(index, f));
+        }
+    }
+    let context_of = |b: usize| -> Option<Pos> {
+        match bodies[b].kind {
+            BodyKind::Fn => None,
+            _ => Some(bodies[b].pos),
+        }
+    };
+    // Callers of each async fn: (calling body, call position).
+    let mut callers: BTreeMap<FnId, Vec<(usize, Pos)>> = BTreeMap::new();
+    for (bi, b) in bodies.iter().enumerate() {
+        for c in &b.calls {
+            for e in &c.effects {
+                if let Effect::Edge { callee, .. } = e {
+                    if index.fns[*callee].ir.sig.is_async {
+                        callers.entry(*callee).or_default().push((bi, c.pos));
+                    }
+                }
+            }
+        }
+    }
+    // The body a context of `owner` is (`None`: its fn body).
+    let body_of = |owner: FnId, ctx: Option<Pos>| -> Option<usize> {
+        by_owner[&owner].iter().copied().find(|&b| match ctx {
+            None => bodies[b].kind == BodyKind::Fn,
+            Some(p) => bodies[b].kind == BodyKind::AsyncBlock && bodies[b].pos == p,
+        })
+    };
+    // A `block_on` call runs its argument on the thread that makes the call: the block_on
+    // thread when the call is written in a block_on-thread body, or in sync code no worker root
+    // reaches (a `main`, a tool's client); on that worker otherwise (`futures::executor::
+    // block_on(fut)` in a sync helper of async code, itself reported as NB0801).
+    let on_block_on_thread = |owner: FnId,
+                              ctx: Option<Pos>,
+                              on_thread: &BTreeSet<usize>,
+                              worker: &[bool]| {
+        match body_of(owner, ctx) {
+            Some(b) if bodies[b].root.is_some() => on_thread.contains(&b),
+            Some(_) => !worker[owner],
+            None => false,
+        }
+    };
+    // Greatest fixpoint: assume every block_on argument and every eligible async fn is polled
+    // only by block_on threads, then drop those reached from elsewhere until nothing changes.
+    let mut entry_seeds: BTreeSet<usize> = seeds
+        .iter()
+        .copied()
+        .filter(|&b| {
+            let owner = bodies[b].owner;
+            match bodies[b].kind {
+                BodyKind::Fn => index.fns[owner].ir.attrs.block_on_entry,
+                BodyKind::AsyncBlock => polling_of
+                    .get(&owner)
+                    .is_some_and(|p| p.block_on_blocks.contains_key(&bodies[b].pos)),
+                BodyKind::AsyncClosure => false,
+            }
+        })
+        .collect();
+    let mut fns: BTreeSet<FnId> = callers
+        .keys()
+        .copied()
+        .filter(|f| !spawned.contains(f) && fn_body[*f].is_some_and(|b| bodies[b].root.is_some()))
+        .collect();
+    loop {
+        let on_thread = closure(bodies, fn_body, &by_owner, &polling_of, &entry_seeds, &fns);
+        let worker = worker_reach(bodies, fn_body, &on_thread);
+        let before = (entry_seeds.len(), fns.len());
+        entry_seeds.retain(|&b| {
+            let owner = bodies[b].owner;
+            if bodies[b].kind == BodyKind::Fn {
+                return true;
+            }
+            let ctx = polling_of[&owner].block_on_blocks[&bodies[b].pos];
+            on_block_on_thread(owner, ctx, &on_thread, &worker)
+        });
+        fns.retain(|f| {
+            callers[f].iter().all(|&(b, pos)| {
+                let owner = bodies[b].owner;
+                let Some(p) = polling_of.get(&owner) else {
+                    return false;
+                };
+                if let Some(&ctx) = p.block_on_calls.get(&pos) {
+                    return on_block_on_thread(owner, ctx, &on_thread, &worker);
+                }
+                on_thread.contains(&b)
+                    && p.contexts
+                        .get(&context_of(b))
+                        .is_some_and(|c| c.calls.contains(&pos))
+            })
+        });
+        if (entry_seeds.len(), fns.len()) == before {
+            for b in on_thread {
+                bodies[b].root = Some(RootKind::BlockOnThread);
+            }
+            return;
+        }
+    }
+}
+
+/// Functions reachable by calls from the worker roots (roots not on a block_on thread).
+fn worker_reach(
+    bodies: &[GraphBody],
+    fn_body: &[Option<usize>],
+    on_thread: &BTreeSet<usize>,
+) -> Vec<bool> {
+    let mut seen = vec![false; fn_body.len()];
+    let mut stack: Vec<usize> = (0..bodies.len())
+        .filter(|b| bodies[*b].root.is_some() && !on_thread.contains(b))
+        .collect();
+    let mut visited = vec![false; bodies.len()];
+    while let Some(b) = stack.pop() {
+        if std::mem::replace(&mut visited[b], true) {
+            continue;
+        }
+        for c in &bodies[b].calls {
+            for e in &c.effects {
+                if let Effect::Edge { callee, .. } = e {
+                    if !std::mem::replace(&mut seen[*callee], true) {
+                        stack.extend(fn_body[*callee]);
+                    }
+                }
+            }
+        }
+    }
+    seen
+}
+
+/// The block_on-thread bodies given the seeds and the async fns assumed to be polled there: the
+/// async blocks they await or join, transitively.
+fn closure(
+    bodies: &[GraphBody],
+    fn_body: &[Option<usize>],
+    by_owner: &BTreeMap<FnId, Vec<usize>>,
+    polling_of: &BTreeMap<FnId, Polling>,
+    seeds: &BTreeSet<usize>,
+    fns: &BTreeSet<FnId>,
+) -> BTreeSet<usize> {
+    let mut out: BTreeSet<usize> = seeds.clone();
+    out.extend(fns.iter().filter_map(|f| fn_body[*f]));
+    let mut stack: Vec<usize> = out.iter().copied().collect();
+    while let Some(b) = stack.pop() {
+        let owner = bodies[b].owner;
+        let Some(p) = polling_of.get(&owner) else {
+            continue;
+        };
+        let ctx = match bodies[b].kind {
+            BodyKind::Fn => None,
+            _ => Some(bodies[b].pos),
+        };
+        let Some(polled) = p.contexts.get(&ctx) else {
+            continue;
+        };
+        for &bi in &by_owner[&owner] {
+            let other = &bodies[bi];
+            if other.kind == BodyKind::AsyncBlock
+                && other.root.is_some()
+                && polled.blocks.contains(&other.pos)
+                && out.insert(bi)
+            {
+                stack.push(bi);
+            }
+        }
+    }
+    out
+}
+
+/// Whether a body names `block_on` anywhere (a cheap filter before the scan).
+fn mentions_block_on(body: Option<&IrBlock>) -> bool {
+    fn expr(e: &IrExpr) -> bool {
+        match e {
+            IrExpr::MethodCall {
+                method,
+                receiver,
+                args,
+                ..
+            } => method == "block_on" || expr(receiver) || args.iter().any(expr),
+            IrExpr::Call { func, args, .. } => expr(func) || args.iter().any(expr),
+            IrExpr::Path(p, _) => p.segments.last().is_some_and(|s| s.name == "block_on"),
+            IrExpr::Field(i, _)
+            | IrExpr::Ref(i)
+            | IrExpr::Deref(i)
+            | IrExpr::Try(i)
+            | IrExpr::Await(i)
+            | IrExpr::Cast(i, _)
+            | IrExpr::Let(_, i) => expr(i),
+            IrExpr::Closure { body, .. } => expr(body),
+            IrExpr::Async { body, .. } | IrExpr::Block(body) => block(body),
+            IrExpr::If {
+                cond,
+                then,
+                otherwise,
+            } => expr(cond) || block(then) || otherwise.as_deref().is_some_and(expr),
+            IrExpr::Match { scrutinee, arms } => {
+                expr(scrutinee) || arms.iter().any(|(_, a)| expr(a))
+            }
+            IrExpr::For { iter, body, .. } => expr(iter) || block(body),
+            IrExpr::StructLit(_, xs)
+            | IrExpr::Other(xs)
+            | IrExpr::Loop(xs)
+            | IrExpr::Macro { exprs: xs, .. } => xs.iter().any(expr),
+            IrExpr::Str | IrExpr::SocketAddrStr => false,
+        }
+    }
+    fn block(b: &IrBlock) -> bool {
+        b.stmts.iter().any(|s| match s {
+            IrStmt::Let { init, diverge, .. } => {
+                init.as_ref().is_some_and(expr) || diverge.as_ref().is_some_and(block)
+            }
+            IrStmt::Expr(e) => expr(e),
+            IrStmt::Item => false,
+        })
+    }
+    body.is_some_and(block)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::analyze_files;
+
+    /// (line, finding kind, root kind) of every finding.
+    fn kinds(src: &str) -> Vec<(u32, String, String)> {
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        let mut out: Vec<_> = r
+            .findings
+            .iter()
+            .map(|f| (f.path[0].line, f.kind.clone(), f.root.kind.clone()))
+            .collect();
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn the_block_on_thread_and_what_only_it_polls_are_not_workers() {
+        let src = "#[tokio::main]\n\
+                   async fn main() {\n\
+                   std::fs::read(\"a\");\n\
+                   only_main().await;\n\
+                   shared().await;\n\
+                   tokio::spawn(async { std::fs::read(\"b\"); });\n\
+                   tokio::spawn(shared());\n\
+                   let f = stored();\n\
+                   f.await;\n\
+                   tokio::join!(joined(), async { std::fs::read(\"j\"); });\n\
+                   }\n\
+                   async fn only_main() { std::fs::read(\"c\"); }\n\
+                   async fn shared() { std::fs::read(\"d\"); }\n\
+                   async fn stored() { std::fs::read(\"e\"); }\n\
+                   async fn joined() { std::fs::read(\"k\"); }\n\
+                   #[tokio::main(flavor = \"current_thread\")]\n\
+                   async fn single() { std::fs::read(\"f\"); }\n\
+                   fn sync_main(rt: tokio::runtime::Runtime) {\n\
+                   rt.block_on(async { std::fs::read(\"g\"); });\n\
+                   rt.block_on(via_block_on());\n\
+                   }\n\
+                   async fn via_block_on() { std::fs::read(\"h\"); }\n\
+                   fn sync_helper() { futures::executor::block_on(inner()); }\n\
+                   async fn inner() { std::fs::read(\"i\"); }\n\
+                   async fn handler() { sync_helper(); }\n";
+        let b = |l: u32, root: &str| (l, "block_on".to_string(), root.to_string());
+        let w = |l: u32, root: &str| (l, "worker".to_string(), root.to_string());
+        // One finding per entry (v2): the awaits in `main` (lines 4, 5, 8, 10, 20) are callers
+        // of the entries inside the awaited fns, not findings of their own.
+        assert_eq!(
+            kinds(src),
+            [
+                b(3, "block_on thread"),
+                w(6, "async block"),
+                b(10, "block_on thread"),
+                b(12, "block_on thread"),
+                w(13, "async fn"),
+                w(14, "async fn"),
+                b(15, "block_on thread"),
+                w(17, "async fn"),
+                b(19, "block_on thread"),
+                b(22, "block_on thread"),
+                w(24, "async fn"),
+                w(25, "async fn"),
+            ]
+        );
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        let callers_of = |line: u32| -> Vec<u32> {
+            r.findings
+                .iter()
+                .find(|f| f.path[0].line == line)
+                .map(|f| f.reached_from.iter().map(|c| c.line).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(callers_of(12), [4]);
+        // `rt.block_on(via_block_on())` is written in sync code: no async caller to list.
+        assert_eq!(callers_of(22), Vec::<u32>::new());
+    }
+}
