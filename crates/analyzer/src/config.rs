@@ -23,6 +23,9 @@
 //! [ffi]
 //! trust = ["zstd_sys"]                         # FFI libraries never reported
 //! severity = { openssl_sys = "error" }         # per-library severity
+//!
+//! [runtimes]
+//! dedicated = ["mycrate::rt::cpu_runtime", "mycrate::rt::CPU"]  # runtimes for CPU/blocking work
 //! ```
 
 use std::collections::BTreeMap;
@@ -46,6 +49,9 @@ pub struct Config {
     pub skip: Vec<String>,
     pub ffi_trust: Vec<String>,
     pub ffi_severity: BTreeMap<String, Severity>,
+    /// Functions, methods and statics that create or hand out a runtime dedicated to CPU-heavy
+    /// or blocking work (`[runtimes] dedicated`): tasks spawned onto it are not roots.
+    pub dedicated_runtimes: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -71,7 +77,7 @@ impl std::fmt::Display for ConfigError {
 }
 
 const TOP_KEYS: &[&str] = &[
-    "rules", "blocking", "offload", "roots", "allow", "skip", "ffi",
+    "rules", "blocking", "offload", "roots", "allow", "skip", "ffi", "runtimes",
 ];
 
 /// Finds and loads the configuration of the workspace at `root`. `nonblock.toml` wins over
@@ -213,7 +219,28 @@ impl Validator<'_> {
         if let Some(v) = t.get("ffi") {
             self.ffi(v, &mut c);
         }
+        if let Some(v) = t.get("runtimes") {
+            self.runtimes(v, &mut c);
+        }
         c
+    }
+
+    fn runtimes(&mut self, v: &toml::Value, c: &mut Config) {
+        let Some(t) = v.as_table() else {
+            return self.error(
+                &["runtimes"],
+                "`runtimes` must be a table with `dedicated`".into(),
+            );
+        };
+        for k in t.keys() {
+            if k != "dedicated" {
+                self.error(
+                    &["runtimes", k],
+                    format!("unknown key `{k}` in `runtimes` (expected dedicated)"),
+                );
+            }
+        }
+        c.dedicated_runtimes = self.paths(t, "dedicated");
     }
 
     fn rules(&mut self, v: &toml::Value, rules: &RuleDb, c: &mut Config) {
@@ -484,6 +511,8 @@ impl Config {
             db.add_user_api(&b.category, &b.path, &b.reason, b.severity);
         }
         db.boundaries.extend(self.offload.iter().cloned());
+        db.dedicated_runtimes
+            .extend(self.dedicated_runtimes.iter().cloned());
         db.opaque.extend(self.allow.iter().cloned());
         db.trusted_ffi.extend(self.ffi_trust.iter().cloned());
         db.ffi_severity
@@ -526,8 +555,15 @@ reason = "reads the legacy config"
 [ffi]
 trust = ["zstd-sys"]
 severity = { openssl_sys = "error" }
+
+[runtimes]
+dedicated = ["app::rt::cpu_runtime", "app::rt::CPU"]
 "#;
         let c = parse(text, "nonblock.toml", None, &db()).unwrap();
+        assert_eq!(
+            c.dedicated_runtimes,
+            ["app::rt::cpu_runtime", "app::rt::CPU"]
+        );
         assert_eq!(c.rule_severity.get("NB0701"), Some(&Severity::Error));
         assert_eq!(c.disabled_rules, ["NB0201"]);
         assert_eq!(c.skip, ["huge_crate"]);
@@ -538,6 +574,24 @@ severity = { openssl_sys = "error" }
         let m = applied.match_path("app::legacy::load").unwrap();
         assert_eq!(applied.rules[m.rule].category, "fs");
         assert!(applied.disabled.contains("NB0201"));
+        assert_eq!(applied.dedicated_runtimes, c.dedicated_runtimes);
+    }
+
+    #[test]
+    fn dedicated_runtimes_must_be_paths_in_a_runtimes_table() {
+        let text = "[runtimes]\ndedicated = [\"cpu_runtime\"]\nshared = []\n";
+        let errs = parse(text, "nonblock.toml", None, &db()).unwrap_err();
+        let shown: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+        assert_eq!(shown.len(), 2, "{shown:#?}");
+        assert!(shown
+            .iter()
+            .any(|e| e
+                .starts_with("nonblock.toml:2: `cpu_runtime` in `dedicated` is not a Rust path")));
+        assert!(shown
+            .iter()
+            .any(|e| e.starts_with("nonblock.toml:3: unknown key `shared` in `runtimes`")));
+        let errs = parse("runtimes = 1\n", "nonblock.toml", None, &db()).unwrap_err();
+        assert!(errs[0].message.contains("`runtimes` must be a table"));
     }
 
     #[test]
@@ -598,7 +652,7 @@ severity = { openssl_sys = "error" }
             &db(),
         )
         .unwrap_err();
-        assert_eq!(errs[0].to_string(), "Cargo.toml:6: unknown key `bogus` (expected one of: rules, blocking, offload, roots, allow, skip, ffi)");
+        assert_eq!(errs[0].to_string(), "Cargo.toml:6: unknown key `bogus` (expected one of: rules, blocking, offload, roots, allow, skip, ffi, runtimes)");
         let none = parse(
             "[workspace]\n",
             "Cargo.toml",

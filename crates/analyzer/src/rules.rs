@@ -191,6 +191,10 @@ pub struct RuleDb {
     /// Task spawners (also `opaque`): a function that hands its parameter to one is a spawner
     /// too (`graph::spawners`).
     pub spawners: Vec<String>,
+    /// Functions and statics that create or hand out a dedicated runtime for CPU-heavy or
+    /// blocking work (config `runtimes.dedicated`): tasks spawned onto it are not roots
+    /// (`dedicated.rs`).
+    pub dedicated_runtimes: Vec<String>,
     /// FFI libraries the project trusts (config `ffi.trust`): never reported.
     pub trusted_ffi: Vec<String>,
     /// Per-library severity of FFI findings (config `ffi.severity`).
@@ -228,6 +232,7 @@ impl RuleDb {
             system_ffi: runtime.system_ffi,
             fast_ffi: runtime.fast_ffi,
             spawners: runtime.spawners,
+            dedicated_runtimes: Vec::new(),
             trusted_ffi: Vec::new(),
             ffi_severity: BTreeMap::new(),
             disabled: Default::default(),

@@ -21,6 +21,11 @@ impl Drop for Scratch {
 /// Writes `files` (paths relative to the package root, the first being `src/lib.rs` or another
 /// crate root) into a scratch package `app` and analyses it as a workspace member.
 pub fn analyze_files(files: &[(&str, &str)]) -> Report {
+    analyze_files_with(files, &crate::config::Config::default())
+}
+
+/// [`analyze_files`] under a configuration.
+pub fn analyze_files_with(files: &[(&str, &str)], config: &crate::config::Config) -> Report {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
@@ -65,7 +70,7 @@ pub fn analyze_files(files: &[(&str, &str)]) -> Report {
         crate::analyze_workspace(
             &ws,
             &RuleDb::builtin(),
-            &crate::config::Config::default(),
+            config,
             &crate::progress::Silent,
             Instant::now(),
             BTreeMap::new(),
