@@ -28,6 +28,8 @@
 //!
 //! [report]
 //! init = true                                  # report one-time initialisation (kind `init`)
+//! [runtimes]
+//! dedicated = ["mycrate::rt::cpu_runtime", "mycrate::rt::CPU"]  # runtimes for CPU/blocking work
 //! ```
 
 use std::collections::BTreeMap;
@@ -57,6 +59,9 @@ pub struct Config {
     pub ffi_unknown_quiet: bool,
     /// Report blocking inside one-time initialisers as kind `init` (`report.init`).
     pub report_init: bool,
+    /// Functions, methods and statics that create or hand out a runtime dedicated to CPU-heavy
+    /// or blocking work (`[runtimes] dedicated`): tasks spawned onto it are not roots.
+    pub dedicated_runtimes: Vec<String>,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +87,7 @@ impl std::fmt::Display for ConfigError {
 }
 
 const TOP_KEYS: &[&str] = &[
-    "rules", "blocking", "offload", "roots", "allow", "skip", "ffi", "report",
+    "rules", "blocking", "offload", "roots", "allow", "skip", "ffi", "report", "runtimes",
 ];
 
 /// Finds and loads the configuration of the workspace at `root`. `nonblock.toml` wins over
@@ -227,6 +232,9 @@ impl Validator<'_> {
         if let Some(v) = t.get("report") {
             self.report(v, &mut c);
         }
+        if let Some(v) = t.get("runtimes") {
+            self.runtimes(v, &mut c);
+        }
         c
     }
 
@@ -246,6 +254,24 @@ impl Validator<'_> {
                 ),
             }
         }
+    }
+
+    fn runtimes(&mut self, v: &toml::Value, c: &mut Config) {
+        let Some(t) = v.as_table() else {
+            return self.error(
+                &["runtimes"],
+                "`runtimes` must be a table with `dedicated`".into(),
+            );
+        };
+        for k in t.keys() {
+            if k != "dedicated" {
+                self.error(
+                    &["runtimes", k],
+                    format!("unknown key `{k}` in `runtimes` (expected dedicated)"),
+                );
+            }
+        }
+        c.dedicated_runtimes = self.paths(t, "dedicated");
     }
 
     fn rules(&mut self, v: &toml::Value, rules: &RuleDb, c: &mut Config) {
@@ -528,6 +554,8 @@ impl Config {
             db.add_user_api(&b.category, &b.path, &b.reason, b.severity);
         }
         db.boundaries.extend(self.offload.iter().cloned());
+        db.dedicated_runtimes
+            .extend(self.dedicated_runtimes.iter().cloned());
         db.opaque.extend(self.allow.iter().cloned());
         db.trusted_ffi.extend(self.ffi_trust.iter().cloned());
         db.ffi_report.extend(self.ffi_report.iter().cloned());
@@ -573,8 +601,15 @@ reason = "reads the legacy config"
 [ffi]
 trust = ["zstd-sys"]
 severity = { openssl_sys = "error" }
+
+[runtimes]
+dedicated = ["app::rt::cpu_runtime", "app::rt::CPU"]
 "#;
         let c = parse(text, "nonblock.toml", None, &db()).unwrap();
+        assert_eq!(
+            c.dedicated_runtimes,
+            ["app::rt::cpu_runtime", "app::rt::CPU"]
+        );
         assert_eq!(c.rule_severity.get("NB0701"), Some(&Severity::Error));
         assert_eq!(c.disabled_rules, ["NB0201"]);
         assert_eq!(c.skip, ["huge_crate"]);
@@ -585,6 +620,24 @@ severity = { openssl_sys = "error" }
         let m = applied.match_path("app::legacy::load").unwrap();
         assert_eq!(applied.rules[m.rule].category, "fs");
         assert!(applied.disabled.contains("NB0201"));
+        assert_eq!(applied.dedicated_runtimes, c.dedicated_runtimes);
+    }
+
+    #[test]
+    fn dedicated_runtimes_must_be_paths_in_a_runtimes_table() {
+        let text = "[runtimes]\ndedicated = [\"cpu_runtime\"]\nshared = []\n";
+        let errs = parse(text, "nonblock.toml", None, &db()).unwrap_err();
+        let shown: Vec<String> = errs.iter().map(|e| e.to_string()).collect();
+        assert_eq!(shown.len(), 2, "{shown:#?}");
+        assert!(shown
+            .iter()
+            .any(|e| e
+                .starts_with("nonblock.toml:2: `cpu_runtime` in `dedicated` is not a Rust path")));
+        assert!(shown
+            .iter()
+            .any(|e| e.starts_with("nonblock.toml:3: unknown key `shared` in `runtimes`")));
+        let errs = parse("runtimes = 1\n", "nonblock.toml", None, &db()).unwrap_err();
+        assert!(errs[0].message.contains("`runtimes` must be a table"));
     }
 
     #[test]
@@ -645,7 +698,7 @@ severity = { openssl_sys = "error" }
             &db(),
         )
         .unwrap_err();
-        assert_eq!(errs[0].to_string(), "Cargo.toml:6: unknown key `bogus` (expected one of: rules, blocking, offload, roots, allow, skip, ffi, report)");
+        assert_eq!(errs[0].to_string(), "Cargo.toml:6: unknown key `bogus` (expected one of: rules, blocking, offload, roots, allow, skip, ffi, report, runtimes)");
         let none = parse(
             "[workspace]\n",
             "Cargo.toml",

@@ -8,6 +8,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::critical::Hold;
+use crate::dedicated::DedicatedRuntimes;
 use crate::discover::Workspace;
 use crate::index::{FnId, FnOwner, Index, Res, TypeKind};
 use crate::ir::Pos;
@@ -154,6 +155,7 @@ pub fn build(
         .map(|u| ws.packages[u.package].report_roots)
         .collect();
 
+    let dedicated = DedicatedRuntimes::resolve(index, &rules.dedicated_runtimes);
     let mut bodies = Vec::new();
     let mut fn_body = vec![None; index.fns.len()];
     let mut call_edges = 0;
@@ -164,6 +166,10 @@ pub fn build(
         for b in &fn_bodies {
             offloaded_bodies(rules, &leaves, &b.calls, &mut off_worker);
             init_bodies(rules, &leaves, &b.calls, &mut in_init);
+        }
+        // Tasks spawned onto a configured dedicated runtime do not run on the main runtime.
+        if !dedicated.is_empty() && report_unit[unit] {
+            off_worker.extend(dedicated.spawned_bodies(index, f, &fn_bodies));
         }
         for (body_index, b) in fn_bodies.into_iter().enumerate() {
             let mut calls = Vec::new();
@@ -375,7 +381,7 @@ pub(crate) fn root_kind(index: &Index, f: FnId, kind: BodyKind) -> Option<RootKi
 
 /// Resolves an absolute API path (`reqwest::blocking::get`, `tokio::fs::File::open`) to the
 /// analysed functions it names, in every analysed version of the crate.
-fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
+pub(crate) fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
     let segs: Vec<String> = path.split("::").map(str::to_string).collect();
     if segs.len() < 2 || segs.iter().any(|s| s == "*") {
         return Vec::new();

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod cfg;
 pub mod config;
 pub mod critical;
+pub mod dedicated;
 pub mod discover;
 pub mod graph;
 pub mod guard;

@@ -226,6 +226,10 @@ pub struct RuleDb {
     pub spawners: Vec<String>,
     /// Crates whose `macro_rules!` are not expanded (`rules/runtime.toml`: logging).
     pub opaque_macros: Vec<String>,
+    /// Functions and statics that create or hand out a dedicated runtime for CPU-heavy or
+    /// blocking work (config `runtimes.dedicated`): tasks spawned onto it are not roots
+    /// (`dedicated.rs`).
+    pub dedicated_runtimes: Vec<String>,
     /// FFI libraries the project trusts (config `ffi.trust`): never reported.
     pub trusted_ffi: Vec<String>,
     /// Per-library severity of FFI findings (config `ffi.severity`).
@@ -276,6 +280,7 @@ impl RuleDb {
             fast_ffi: runtime.fast_ffi,
             spawners: runtime.spawners,
             opaque_macros: runtime.opaque_macros,
+            dedicated_runtimes: Vec::new(),
             trusted_ffi: Vec::new(),
             ffi_severity: BTreeMap::new(),
             disabled: Default::default(),

@@ -3,7 +3,9 @@
 //!
 //! * [`scenarios::seeds`] re-implements the seed articles' demos (`demo_panic`,
 //!   `demo_load_ramp`, `demo_per_request`, the scheduling-overhead benchmark), also available as
-//!   binaries with the seeds' names and flags.
+//!   binaries with the seeds' names and flags, and the later seeds' workloads: thread-pool
+//!   starvation ([`scenarios::pool`]), the inject queue ([`scenarios::inject`]) and CPU work
+//!   across runtimes ([`scenarios::cross_runtime`]).
 //! * [`scenarios::category`] runs one workload per rule category with a *real* API of that
 //!   category, next to the same work done the right way, while a probe measures the scheduling
 //!   delay of unrelated tasks.
@@ -39,7 +41,8 @@ pub use verdict::{Summary, Verdict};
 pub struct ConfirmArgs {
     /// What to confirm: a rule category (fs, sleep, net, http-blocking, db-sync, process,
     /// sync-prims, block-on, stdio, ffi, cpu), a rule id (NB0101: its category), `seeds`, or one
-    /// seed demo (demo_panic, demo_load_ramp, demo_per_request, sched_overhead)
+    /// seed demo (demo_panic, demo_load_ramp, demo_per_request, sched_overhead, pool_starvation,
+    /// inject_queue, cross_runtime)
     pub target: Option<String>,
 
     /// Confirm everything: the seed demos and every category
@@ -341,16 +344,20 @@ mod tests {
                 "demo_panic",
                 "demo_load_ramp",
                 "demo_per_request",
-                "sched_overhead"
+                "sched_overhead",
+                "pool_starvation",
+                "inject_queue",
+                "cross_runtime"
             ]
         );
+        assert_eq!(names("pool-starvation"), ["pool_starvation"]);
         assert_eq!(names("per_request"), ["demo_per_request"]);
         let err = resolve_targets(&ConfirmArgs::for_target("NB99")).unwrap_err();
         assert!(err.to_string().contains("unknown confirm target `NB99`"));
         let mut all = ConfirmArgs::for_target("x");
         all.target = None;
         all.all = true;
-        assert_eq!(resolve_targets(&all).unwrap().len(), 4 + 11);
+        assert_eq!(resolve_targets(&all).unwrap().len(), 7 + 11);
     }
 
     #[test]

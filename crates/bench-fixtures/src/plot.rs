@@ -2,6 +2,9 @@
 //!
 //! * the seed cliffs: failure % against blockers, async load and concurrency; scheduling-overhead
 //!   p99 (and p50) against blockers;
+//! * the later seeds: pool starvation's total time and `tokio::fs::read` latency per way of
+//!   waiting; the inject queue's start latency against blocked workers per spawn path and load;
+//!   the cross-runtime I/O latency per isolation of the CPU work;
 //! * the categories: probe p99 with the blocking API vs the alternative, all categories in one
 //!   chart, and per category the whole delay profile (p50 … max).
 //!
@@ -63,7 +66,62 @@ pub fn write_plots(report: &ConfirmReport, dir: &Path) -> Result<Vec<PathBuf>, S
     let overhead = ok_results(report.group("sched_overhead"));
     if !overhead.is_empty() {
         let path = dir.join("seed_sched_overhead.svg");
-        overhead_chart(&path, workers, &overhead).map_err(|e| e.to_string())?;
+        let axes = DelayAxes {
+            title: format!(
+                "Scheduling overhead of sleep(10 ms) against blockers, {workers} workers"
+            ),
+            x_desc: "blocking tasks (std::thread::sleep 50 ms)",
+            y_desc: "overhead, ms (log; median, min–max)",
+        };
+        delay_chart(&path, &axes, &overhead).map_err(|e| e.to_string())?;
+        written.push(path);
+    }
+    let pool = ok_results(report.group("pool_starvation"));
+    if !pool.is_empty() {
+        use crate::scenarios::pool::figure;
+        let path = dir.join("seed_pool_starvation.svg");
+        let title = format!(
+            "pool_starvation: {} waits, {workers} workers",
+            pool[0].series
+        );
+        let bars = Bars {
+            title: &title,
+            y_desc: "ms (log; median, min–max)",
+            series: &[
+                ("total time", figure::TOTAL_MS),
+                ("tokio::fs::read meanwhile (median)", figure::FS_READ_MS),
+            ],
+        };
+        bar_chart(&path, &bars, &pool).map_err(|e| e.to_string())?;
+        written.push(path);
+    }
+    let inject: Vec<&ScenarioResult> = ok_results(report.group("inject_queue"))
+        .into_iter()
+        .filter(|r| !r.series.ends_with("1000 tasks"))
+        .collect();
+    if !inject.is_empty() {
+        let path = dir.join("seed_inject_queue.svg");
+        let axes = DelayAxes {
+            title: format!("inject_queue: start latency of a 200-task burst, {workers} workers"),
+            x_desc: "workers blocked in std::thread::sleep(50 ms)",
+            y_desc: "start latency, ms (log; median, min–max)",
+        };
+        delay_chart(&path, &axes, &inject).map_err(|e| e.to_string())?;
+        written.push(path);
+    }
+    let cross = ok_results(report.group("cross_runtime"));
+    if !cross.is_empty() {
+        use crate::scenarios::cross_runtime::figure;
+        let path = dir.join("seed_cross_runtime.svg");
+        let bars = Bars {
+            title: "cross_runtime: latency of 50 ms requests on the io runtime",
+            y_desc: "request latency, ms (log; median, min–max)",
+            series: &[
+                ("median", figure::IO_P50_MS),
+                ("slowest", figure::IO_MAX_MS),
+            ],
+        };
+        bar_chart(&path, &bars, &cross).map_err(|e| e.to_string())?;
         written.push(path);
     }
     let pairs = report.category_pairs();
@@ -247,7 +305,16 @@ fn log_top(max_ms: f64) -> f64 {
     (max_ms * 2.0).max(10.0)
 }
 
-fn overhead_chart(path: &Path, workers: usize, results: &[&ScenarioResult]) -> PlotResult {
+/// Titles of a [`delay_chart`].
+struct DelayAxes {
+    title: String,
+    x_desc: &'static str,
+    y_desc: &'static str,
+}
+
+/// p99 (and, fainter, p50) of the measured delay against the swept count, one line pair per
+/// series: the overhead benchmark's chart, and the inject queue's start latencies.
+fn delay_chart(path: &Path, axes: &DelayAxes, results: &[&ScenarioResult]) -> PlotResult {
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE)?;
     let x_max = results.iter().map(|r| r.x).fold(0.0, f64::max);
@@ -256,10 +323,7 @@ fn overhead_chart(path: &Path, workers: usize, results: &[&ScenarioResult]) -> P
         .map(|r| r.summary.p99_ms.max)
         .fold(0.0, f64::max);
     let mut chart = ChartBuilder::on(&root)
-        .caption(
-            format!("Scheduling overhead of sleep(10 ms) against blockers, {workers} workers"),
-            ("sans-serif", 20),
-        )
+        .caption(&axes.title, ("sans-serif", 20))
         .margin(15)
         .x_label_area_size(45)
         .y_label_area_size(60)
@@ -269,8 +333,8 @@ fn overhead_chart(path: &Path, workers: usize, results: &[&ScenarioResult]) -> P
         )?;
     chart
         .configure_mesh()
-        .x_desc("blocking tasks (std::thread::sleep 50 ms)")
-        .y_desc("overhead, ms (log; median, min–max)")
+        .x_desc(axes.x_desc)
+        .y_desc(axes.y_desc)
         .x_labels(x_max as usize + 2)
         .x_label_formatter(&|x| format!("{x:.0}"))
         .draw()?;
@@ -316,6 +380,87 @@ fn overhead_chart(path: &Path, workers: usize, results: &[&ScenarioResult]) -> P
         )?;
     }
     legend(&mut chart)?;
+    root.present()?;
+    Ok(())
+}
+
+/// A [`bar_chart`]: one group of bars per scenario, one bar per figure.
+struct Bars<'a> {
+    title: &'a str,
+    y_desc: &'a str,
+    /// Legend text and figure name ([`crate::verdict::RunOutcome::figures`]) of each bar.
+    series: &'a [(&'a str, &'a str)],
+}
+
+/// Grouped bars of scenario figures (median, min–max over runs), log scale: the later seeds'
+/// variants side by side.
+fn bar_chart(path: &Path, bars: &Bars<'_>, results: &[&ScenarioResult]) -> PlotResult {
+    let root = SVGBackend::new(path, (1000, 540)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let spreads: Vec<Vec<Spread>> = results
+        .iter()
+        .map(|r| bars.series.iter().map(|(_, f)| r.figure(f)).collect())
+        .collect();
+    let y_max = spreads.iter().flatten().map(|s| s.max).fold(0.0, f64::max);
+    let names: Vec<&str> = results.iter().map(|r| r.label.as_str()).collect();
+    let n = results.len() as f64;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(bars.title, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(30)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..n, (Y_FLOOR_MS..log_top(y_max)).log_scale())?;
+    let label = |x: &f64| {
+        let i = x.floor();
+        if (x - i - 0.5).abs() < 1e-6 && i >= 0.0 {
+            names
+                .get(i as usize)
+                .map_or(String::new(), |s| s.to_string())
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(results.len() * 2 + 1)
+        .x_label_formatter(&label)
+        .y_desc(bars.y_desc)
+        .draw()?;
+    let width = 0.8 / bars.series.len().max(1) as f64;
+    for (k, (legend, _)) in bars.series.iter().enumerate() {
+        let color = PALETTE[k % PALETTE.len()];
+        let offset = 0.1 + k as f64 * width;
+        chart
+            .draw_series(spreads.iter().enumerate().map(|(i, s)| {
+                let x = i as f64 + offset;
+                Rectangle::new(
+                    [
+                        (x, Y_FLOOR_MS),
+                        (x + width * 0.9, s[k].median.max(Y_FLOOR_MS)),
+                    ],
+                    color.mix(0.8).filled(),
+                )
+            }))?
+            .label(*legend)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled()));
+        chart.draw_series(spreads.iter().enumerate().map(|(i, s)| {
+            ErrorBar::new_vertical(
+                i as f64 + offset + width * 0.45,
+                s[k].min.max(Y_FLOOR_MS),
+                s[k].median.max(Y_FLOOR_MS),
+                s[k].max.max(Y_FLOOR_MS),
+                BLACK.stroke_width(1),
+                6,
+            )
+        }))?;
+    }
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.85))
+        .border_style(BLACK)
+        .draw()?;
     root.present()?;
     Ok(())
 }

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use crate::scenarios::category::{category, CATEGORIES};
 use crate::scenarios::ScenarioResult;
+use crate::scenarios::{cross_runtime, inject, pool};
 use crate::verdict::{Verdict, FAILURE_STARVED, MEDIAN_STARVED_US, P50_FLOOR_US, RATIO_STARVED};
 
 /// Everything one `confirm` invocation measured.
@@ -91,6 +92,46 @@ impl ConfirmReport {
         groups
     }
 
+    /// Per seed group whose scenarios record figures ([`crate::verdict::RunOutcome::figures`]),
+    /// a table of them: a column per figure present.
+    fn figure_tables(&self) -> Vec<FigureTable<'_>> {
+        let mut tables = Vec::new();
+        for group in self.seed_groups() {
+            let results: Vec<&ScenarioResult> = self
+                .group(group)
+                .into_iter()
+                .filter(|r| r.error.is_none())
+                .collect();
+            let shown: Vec<&(&str, &str, usize)> = FIGURE_FORMATS
+                .iter()
+                .filter(|(name, _, _)| results.iter().any(|r| r.figure(name).n > 0))
+                .collect();
+            if shown.is_empty() {
+                continue;
+            }
+            let mut header = vec!["scenario"];
+            header.extend(shown.iter().map(|f| f.1));
+            let rows = results
+                .iter()
+                .map(|r| {
+                    let mut row = vec![r.label.clone()];
+                    row.extend(
+                        shown
+                            .iter()
+                            .map(|(name, _, decimals)| r.figure(name).show(*decimals)),
+                    );
+                    row
+                })
+                .collect();
+            tables.push(FigureTable {
+                group,
+                header,
+                rows,
+            });
+        }
+        tables
+    }
+
     /// The plain-text table.
     pub fn table(&self) -> String {
         let mut out = String::new();
@@ -103,16 +144,20 @@ impl ConfirmReport {
             .seed_groups()
             .iter()
             .flat_map(|g| self.group(g))
-            .map(|r| seed_row(r, self.workers))
+            .map(seed_row)
             .collect();
         if !seed_rows.is_empty() {
             out.push('\n');
             out.push_str(&text_table(&SEED_HEADER, &seed_rows));
         }
+        for t in self.figure_tables() {
+            let _ = writeln!(out, "\n{} (median [min–max] over runs)", t.group);
+            out.push_str(&text_table(&t.header, &t.rows));
+        }
         let cat_rows: Vec<Vec<String>> = self
             .category_pairs()
             .iter()
-            .flat_map(|p| category_rows(p, self.workers))
+            .flat_map(category_rows)
             .collect();
         let failed: Vec<&ScenarioResult> =
             self.results.iter().filter(|r| r.error.is_some()).collect();
@@ -142,18 +187,25 @@ impl ConfirmReport {
             let rows: Vec<Vec<String>> = groups
                 .iter()
                 .flat_map(|g| self.group(g))
-                .map(|r| seed_row(r, self.workers))
+                .map(seed_row)
                 .collect();
             out.push_str(&markdown_table(&SEED_HEADER, &rows));
+            out.push('\n');
+        }
+        for t in self.figure_tables() {
+            let _ = writeln!(
+                out,
+                "#### {}: what seed {} measures (median [min–max] over runs)\n",
+                t.group,
+                crate::SeedSweep::from_name(t.group).map_or("?", |s| s.seed())
+            );
+            out.push_str(&markdown_table(&t.header, &t.rows));
             out.push('\n');
         }
         let pairs = self.category_pairs();
         if !pairs.is_empty() {
             out.push_str("### Rule categories\n\n");
-            let rows: Vec<Vec<String>> = pairs
-                .iter()
-                .flat_map(|p| category_rows(p, self.workers))
-                .collect();
+            let rows: Vec<Vec<String>> = pairs.iter().flat_map(category_rows).collect();
             out.push_str(&markdown_table(&CATEGORY_HEADER, &rows));
             out.push('\n');
         }
@@ -209,6 +261,30 @@ impl fmt::Display for ConfirmReport {
     }
 }
 
+/// A table of one seed group's figures: its columns and a row per scenario.
+struct FigureTable<'a> {
+    group: &'a str,
+    header: Vec<&'static str>,
+    rows: Vec<Vec<String>>,
+}
+
+/// How the later seeds' figures ([`crate::verdict::RunOutcome::figures`]) are shown: name,
+/// column, decimals.
+const FIGURE_FORMATS: [(&str, &str, usize); 8] = [
+    (pool::figure::TOTAL_MS, "total ms", 0),
+    (pool::figure::FS_READ_MS, "fs::read meanwhile ms", 2),
+    (pool::figure::FS_READ_MAX_MS, "fs::read max ms", 1),
+    (pool::figure::PROBE_P99_MS, "timer probe p99 ms", 1),
+    (inject::figure::BURST_MS, "last task started ms", 2),
+    (cross_runtime::figure::IO_P50_MS, "io request p50 ms", 1),
+    (cross_runtime::figure::IO_MAX_MS, "slowest io request ms", 0),
+    (
+        cross_runtime::figure::VIA_CPU_PCT,
+        "io requests on a cpu-runtime connection %",
+        0,
+    ),
+];
+
 const SEED_HEADER: [&str; 11] = [
     "demo",
     "scenario",
@@ -235,19 +311,20 @@ const CATEGORY_HEADER: [&str; 9] = [
     "confirmed",
 ];
 
-fn blocked(r: &ScenarioResult, workers: usize) -> String {
+fn blocked(r: &ScenarioResult) -> String {
     if r.runs.is_empty() {
         return "–".into();
     }
     format!(
-        "{}/{workers} ({}/{})",
+        "{}/{} ({}/{})",
         r.summary.peak_blocked.show(0),
+        r.workers,
         r.summary.saturated_runs,
         r.summary.runs
     )
 }
 
-fn seed_row(r: &ScenarioResult, workers: usize) -> Vec<String> {
+fn seed_row(r: &ScenarioResult) -> Vec<String> {
     let s = &r.summary;
     if let Some(e) = &r.error {
         return vec![
@@ -280,12 +357,12 @@ fn seed_row(r: &ScenarioResult, workers: usize) -> Vec<String> {
         s.p50_ms.show(2),
         s.p99_ms.show(1),
         format!("{:.1}", s.ratio.median),
-        blocked(r, workers),
+        blocked(r),
         seed,
     ]
 }
 
-fn category_rows(p: &CategoryPair<'_>, workers: usize) -> Vec<Vec<String>> {
+fn category_rows(p: &CategoryPair<'_>) -> Vec<Vec<String>> {
     let confirmed = match p.confirmed() {
         Some(true) => "yes",
         Some(false) => "NO",
@@ -328,7 +405,7 @@ fn category_rows(p: &CategoryPair<'_>, workers: usize) -> Vec<Vec<String>> {
                 s.failure_pct.show(1),
                 s.p99_ms.show(1),
                 format!("{:.1}", s.ratio.median),
-                blocked(r, workers),
+                blocked(r),
                 if i == 0 {
                     confirmed.into()
                 } else {

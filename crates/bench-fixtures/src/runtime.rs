@@ -27,16 +27,23 @@ pub const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// with all drivers enabled. Threads are numbered in start order (workers start at build time, so
 /// they normally take the first indices; blocking-pool threads come later).
 pub fn build_runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    runtime_builder(workers).build()
+}
+
+/// The builder behind [`build_runtime`], for scenarios that change one more setting (a small
+/// `max_blocking_threads`, a thread name per runtime when several run side by side).
+pub fn runtime_builder(workers: usize) -> tokio::runtime::Builder {
     let counter = Arc::new(AtomicUsize::new(0));
-    tokio::runtime::Builder::new_multi_thread()
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder
         .worker_threads(workers.max(1))
         .enable_all()
         .thread_name("nb-fixture")
         .on_thread_start(move || {
             let index = counter.fetch_add(1, Ordering::Relaxed);
             THREAD_INDEX.with(|cell| cell.set(Some(index)));
-        })
-        .build()
+        });
+    builder
 }
 
 /// The index `build_runtime` gave the current thread, or `None` off the runtime's threads.
@@ -272,10 +279,18 @@ pub fn on_fresh_runtime<T, Fut>(workers: usize, make: impl FnOnce() -> Fut) -> s
 where
     Fut: Future<Output = T>,
 {
-    let rt = build_runtime(workers)?;
+    Ok(on_runtime(build_runtime(workers)?, make))
+}
+
+/// Runs `make()` on `rt` (a fresh runtime built by the caller) and shuts it down with a bounded
+/// wait.
+pub fn on_runtime<T, Fut>(rt: tokio::runtime::Runtime, make: impl FnOnce() -> Fut) -> T
+where
+    Fut: Future<Output = T>,
+{
     let out = rt.block_on(make());
     rt.shutdown_timeout(SHUTDOWN_TIMEOUT);
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

@@ -1,10 +1,13 @@
-//! A slow HTTP/1.1 server on 127.0.0.1, the far end of the net and http-blocking confirmations.
+//! A slow HTTP/1.1 server on 127.0.0.1, the far end of the net and http-blocking confirmations and
+//! of the cross-runtime seed.
 //!
 //! It runs on its *own* single-threaded runtime in its own thread, so the runtime under test is
 //! never the one serving: a starved runtime cannot slow the server down and blur the measurement.
 //! Each connection reads a request head, waits `delay` (the "slow backend"), answers with a small
-//! body and closes. The server binds an ephemeral port, stops when dropped, and in any case stops
-//! by itself after `max_connections` connections or `lifetime`.
+//! body and closes; a keep-alive server ([`SlowServer::start_keep_alive`]) answers request after
+//! request on the same connection instead, as the object store behind a pooled HTTP client does.
+//! The server binds an ephemeral port, stops when dropped, and in any case stops by itself after
+//! `max_connections` connections or `lifetime`.
 
 use std::io;
 use std::net::{Ipv4Addr, SocketAddr, TcpListener as StdListener};
@@ -27,11 +30,30 @@ pub struct SlowServer {
 }
 
 impl SlowServer {
-    /// Binds 127.0.0.1:0 and starts serving.
+    /// Binds 127.0.0.1:0 and starts serving, one request per connection.
     pub fn start(
         delay: Duration,
         max_connections: usize,
         lifetime: Duration,
+    ) -> io::Result<SlowServer> {
+        SlowServer::start_with(delay, max_connections, lifetime, false)
+    }
+
+    /// Binds 127.0.0.1:0 and starts serving with HTTP/1.1 keep-alive: every connection answers
+    /// requests (each after `delay`) until the client closes it or stays idle for 10 s.
+    pub fn start_keep_alive(
+        delay: Duration,
+        max_connections: usize,
+        lifetime: Duration,
+    ) -> io::Result<SlowServer> {
+        SlowServer::start_with(delay, max_connections, lifetime, true)
+    }
+
+    fn start_with(
+        delay: Duration,
+        max_connections: usize,
+        lifetime: Duration,
+        keep_alive: bool,
     ) -> io::Result<SlowServer> {
         let listener = StdListener::bind((Ipv4Addr::LOCALHOST, 0))?;
         listener.set_nonblocking(true)?;
@@ -43,7 +65,13 @@ impl SlowServer {
         let thread = std::thread::Builder::new()
             .name("nb-slow-server".into())
             .spawn(move || {
-                rt.block_on(serve(listener, delay, max_connections, lifetime, stop_rx));
+                let shape = Serve {
+                    delay,
+                    max_connections,
+                    lifetime,
+                    keep_alive,
+                };
+                rt.block_on(serve(listener, shape, stop_rx));
                 rt.shutdown_timeout(Duration::from_secs(1));
             })?;
         Ok(SlowServer {
@@ -73,13 +101,22 @@ impl Drop for SlowServer {
     }
 }
 
-async fn serve(
-    listener: StdListener,
+/// How a server answers and when it stops.
+#[derive(Debug, Clone, Copy)]
+struct Serve {
     delay: Duration,
     max_connections: usize,
     lifetime: Duration,
-    mut stop: oneshot::Receiver<()>,
-) {
+    keep_alive: bool,
+}
+
+async fn serve(listener: StdListener, shape: Serve, mut stop: oneshot::Receiver<()>) {
+    let Serve {
+        delay,
+        max_connections,
+        lifetime,
+        keep_alive,
+    } = shape;
     let Ok(listener) = TcpListener::from_std(listener) else {
         return;
     };
@@ -94,7 +131,7 @@ async fn serve(
             accepted = listener.accept() => {
                 if let Ok((stream, _)) = accepted {
                     served += 1;
-                    handlers.spawn(answer(stream, delay));
+                    handlers.spawn(answer(stream, delay, keep_alive));
                 }
             }
         }
@@ -108,28 +145,40 @@ async fn serve(
     }
 }
 
-async fn answer(mut stream: TcpStream, delay: Duration) {
-    let mut head = Vec::with_capacity(512);
+async fn answer(mut stream: TcpStream, delay: Duration, keep_alive: bool) {
+    let mut pending = Vec::with_capacity(512);
     let mut buf = [0u8; 1024];
-    let read_head = async {
-        while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 * 1024 {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => return false,
-                Ok(n) => head.extend_from_slice(&buf[..n]),
+    loop {
+        // A request head ends at the first blank line; pipelined bytes after it stay pending.
+        let read_head = async {
+            loop {
+                if let Some(end) = pending.windows(4).position(|w| w == b"\r\n\r\n") {
+                    pending.drain(..end + 4);
+                    return true;
+                }
+                if pending.len() >= 16 * 1024 {
+                    return false;
+                }
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return false,
+                    Ok(n) => pending.extend_from_slice(&buf[..n]),
+                }
             }
+        };
+        match tokio::time::timeout(Duration::from_secs(10), read_head).await {
+            Ok(true) => {}
+            _ => return,
         }
-        true
-    };
-    match tokio::time::timeout(Duration::from_secs(10), read_head).await {
-        Ok(true) => {}
-        _ => return,
+        tokio::time::sleep(delay).await;
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: {}\r\n\r\n{BODY}",
+            BODY.len(),
+            if keep_alive { "keep-alive" } else { "close" }
+        );
+        if stream.write_all(response.as_bytes()).await.is_err() || !keep_alive {
+            break;
+        }
     }
-    tokio::time::sleep(delay).await;
-    let response = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{BODY}",
-        BODY.len()
-    );
-    let _ = stream.write_all(response.as_bytes()).await;
     let _ = stream.shutdown().await;
 }
 

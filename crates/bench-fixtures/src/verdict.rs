@@ -94,6 +94,10 @@ pub struct RunOutcome {
     pub task_polls: Option<f64>,
     /// Wall time of the run, ms.
     pub wall_ms: f64,
+    /// Figures of the run that only one scenario measures, by name (the pool-starvation seed's
+    /// total time, a `tokio::fs::read`'s latency, the share of requests served by a connection
+    /// of the other runtime): what the seed tables set beside the seeds' own numbers.
+    pub figures: Vec<(&'static str, f64)>,
 }
 
 impl RunOutcome {
@@ -121,7 +125,13 @@ impl RunOutcome {
             sched_busy: None,
             task_polls: None,
             wall_ms,
+            figures: Vec::new(),
         }
+    }
+
+    /// The figure called `name`, if the scenario measured it in this run.
+    pub fn figure(&self, name: &str) -> Option<f64> {
+        self.figures.iter().find(|(n, _)| *n == name).map(|f| f.1)
     }
 
     pub fn failure_fraction(&self) -> f64 {

@@ -3,7 +3,13 @@
 //!
 //! * seeds: 1 blocker on 4 workers is healthy, 6 blockers starve; 10 concurrent per-request
 //!   handlers are healthy, 100 starve; the load ramp's light end is healthy;
-//! * every category: its blocking API starves the runtime, the alternative does not.
+//! * every category: its blocking API starves the runtime, the alternative does not;
+//! * seed 002: 600 waits of 30 ms awaited are healthy, blocking the workers or a small blocking
+//!   pool is not, and an unrelated `tokio::fs::read` queues in the saturated pool;
+//! * seed 003: on busy workers a burst spawned from outside starts far later than one spawned
+//!   on a worker; with no free worker both wait, with idle workers neither does;
+//! * seed 004: CPU work inline on one runtime delays I/O on another through a shared connection
+//!   pool, and isolating the CPU work ends it.
 //!
 //! The scenarios run one at a time (a process-wide lock): two 4-worker runtimes measuring each
 //! other's interference on a 2-CPU runner would test the runner, not the fixtures.
@@ -146,6 +152,142 @@ fn load_ramp_light_end_is_healthy() {
     for run in &results[0].runs {
         let peak = run.placement.as_ref().map_or(0, |p| p.peak_blocked);
         assert!(peak <= 3, "{peak}");
+    }
+}
+
+/// The result whose id ends with `suffix`.
+fn point<'a>(results: &'a [ScenarioResult], suffix: &str) -> &'a ScenarioResult {
+    results
+        .iter()
+        .find(|r| r.id.ends_with(suffix))
+        .unwrap_or_else(|| panic!("no point {suffix}"))
+}
+
+/// At least two thirds of the runs starved by `signal` alone.
+fn assert_starved_by(r: &ScenarioResult, signal: Signal) {
+    assert!(r.error.is_none(), "{}", describe(r));
+    let starved = match signal {
+        Signal::Failures => r.summary.starved_by_failures,
+        Signal::Tail => r.summary.starved_by_tail,
+    };
+    assert!(
+        starved * 3 >= RUNS * 2,
+        "expected starved by {signal}: {}",
+        describe(r)
+    );
+}
+
+#[test]
+fn pool_starvation_only_the_awaited_waits_finish_together() {
+    use bench_fixtures::scenarios::pool::figure::{FS_READ_MS, PROBE_P99_MS, TOTAL_MS};
+    let results = seed_points(SeedSweep::PoolStarvation);
+    let awaited = point(&results, "/sleep");
+    let default_pool = point(&results, "/spawn_blocking");
+    let small_pool = point(&results, "/spawn_blocking-20");
+    let workers = point(&results, "/thread_sleep");
+    // Awaited, every wait ends in the first wave; blocking a thread per wait, most cannot:
+    // 600 waits exceed the default pool's 512 threads, the 20-thread pool and the 4 workers.
+    assert_healthy_by(awaited, Signal::Failures);
+    for blocking in [default_pool, small_pool, workers] {
+        assert_starved_by(blocking, Signal::Failures);
+    }
+    // The article's ratio (50×) in Tokio terms: 600 / 4 = 150 waves on the workers, 30 in the
+    // small pool, against one when awaited.
+    let total = |r: &ScenarioResult| r.figure(TOTAL_MS).median;
+    assert!(
+        total(workers) > 30.0 * total(awaited),
+        "{} vs {}",
+        total(workers),
+        total(awaited)
+    );
+    assert!(
+        total(small_pool) > 8.0 * total(awaited),
+        "{} vs {}",
+        total(small_pool),
+        total(awaited)
+    );
+    // The second-order effect: an unrelated tokio::fs::read queues behind the waits in the
+    // saturated pool, while the offloaded waits leave the workers free (the timer probe).
+    let read = |r: &ScenarioResult| r.figure(FS_READ_MS).median;
+    assert!(
+        read(small_pool) > 20.0 * read(awaited).max(0.5),
+        "fs::read {} ms in the saturated pool vs {} ms in an idle one",
+        read(small_pool),
+        read(awaited)
+    );
+    let probe = |r: &ScenarioResult| r.figure(PROBE_P99_MS).median;
+    assert!(
+        probe(small_pool) * 10.0 < probe(workers),
+        "probe p99 {} ms with the small pool vs {} ms with blocked workers",
+        probe(small_pool),
+        probe(workers)
+    );
+    assert!(workers.summary.saturated_runs * 3 >= RUNS * 2);
+    assert_eq!(
+        small_pool.summary.saturated_runs,
+        0,
+        "{}",
+        describe(small_pool)
+    );
+}
+
+#[test]
+fn inject_queue_remote_bursts_wait_on_busy_workers_local_ones_do_not() {
+    let results = seed_points(SeedSweep::InjectQueue);
+    // Idle workers pick both up at once; with every worker blocked neither starts.
+    for path in ["remote", "local"] {
+        assert_healthy(point(&results, &format!("/200t/0b/idle/{path}")));
+        assert_starved(point(&results, &format!("/200t/{WORKERS}b/idle/{path}")));
+    }
+    // Busy workers take one task from the inject queue per global tick: the remote burst trails
+    // the local one by far (typically 100×), with the same two workers blocked.
+    let remote = point(&results, "/200t/2b/busy/remote");
+    let local = point(&results, "/200t/2b/busy/local");
+    assert_healthy(local);
+    assert!(
+        remote.summary.p99_ms.median > 10.0 * local.summary.p99_ms.median,
+        "{} / {}",
+        describe(remote),
+        describe(local)
+    );
+}
+
+#[test]
+fn cross_runtime_cpu_work_delays_the_other_runtimes_io_until_isolated() {
+    use bench_fixtures::scenarios::cross_runtime::figure::{IO_MAX_MS, VIA_CPU_PCT};
+    let results = seed_points(SeedSweep::CrossRuntime);
+    let inline = point(&results, "/inline");
+    let dedicated = point(&results, "/dedicated_runtime");
+    let spawn_blocking = point(&results, "/spawn_blocking");
+    // An io request waits for the cpu runtime whose connection it borrowed: slower than twice
+    // the 50 ms answer in most runs, on a connection that runtime drives.
+    assert_starved_by(inline, Signal::Failures);
+    assert!(
+        inline.summary.saturated_runs * 3 >= RUNS * 2,
+        "{}",
+        describe(inline)
+    );
+    assert!(inline.figure(VIA_CPU_PCT).median > 0.0);
+    // Isolated, no worker of the cpu runtime is held and nothing waits for one, although the io
+    // tasks still borrow its connections.
+    assert_healthy_by(dedicated, Signal::Failures);
+    assert_eq!(
+        dedicated.summary.saturated_runs,
+        0,
+        "{}",
+        describe(dedicated)
+    );
+    assert!(dedicated.figure(VIA_CPU_PCT).median > 0.0);
+    let slowest = |r: &ScenarioResult| r.figure(IO_MAX_MS).median;
+    for fixed in [dedicated, spawn_blocking] {
+        // spawn_blocking runs ten CPU-bound threads at once on a 2-CPU runner: only the
+        // comparison is asserted for it, as for the CPU-bound categories.
+        assert!(
+            slowest(fixed) * 3.0 < slowest(inline),
+            "{} vs {}",
+            describe(fixed),
+            describe(inline)
+        );
     }
 }
 

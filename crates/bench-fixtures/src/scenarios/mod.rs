@@ -4,18 +4,21 @@
 pub mod block_on;
 pub mod category;
 pub mod cpu;
+pub mod cross_runtime;
 pub mod db_sync;
 pub mod ffi;
 pub mod fs;
 pub mod http_blocking;
+pub mod inject;
 pub mod net;
+pub mod pool;
 pub mod process;
 pub mod seeds;
 pub mod sleep;
 pub mod stdio;
 pub mod sync_prims;
 
-use crate::verdict::{RunOutcome, Signal, Summary, Verdict};
+use crate::verdict::{RunOutcome, Signal, Spread, Summary, Verdict};
 
 /// A number the seed articles published for a scenario, and the verdict it implies for the
 /// signal it is about (a failure percentage says nothing about the tail, and vice versa).
@@ -45,6 +48,9 @@ pub struct ScenarioResult {
     pub published: Option<Published>,
     /// Set when the scenario could not run (missing `sleep` binary, no FIFO support, ...).
     pub error: Option<String>,
+    /// Workers of the runtime whose blocked workers the placement counts (the cpu runtime in the
+    /// cross-runtime seed, the runtime under test everywhere else).
+    pub workers: usize,
 }
 
 impl ScenarioResult {
@@ -69,6 +75,7 @@ impl ScenarioResult {
             summary,
             published,
             error: None,
+            workers,
         }
     }
 
@@ -84,7 +91,13 @@ impl ScenarioResult {
             summary: Summary::default(),
             published: None,
             error: Some(error),
+            workers: 0,
         }
+    }
+
+    /// A scenario-specific figure ([`RunOutcome::figures`]) over the runs that measured it.
+    pub fn figure(&self, name: &str) -> Spread {
+        Spread::of(self.runs.iter().filter_map(|r| r.figure(name)))
     }
 
     /// Whether the measured verdict of the published number's signal matches the published one

@@ -1,6 +1,6 @@
-//! The seed articles' workloads, re-implemented from their descriptions (seeds 000 and 001).
+//! The seed articles' workloads, re-implemented from their descriptions.
 //!
-//! All four share one engine, [`run_seed`]: a fresh `new_multi_thread().worker_threads(N)`
+//! Seeds 000 and 001 share one engine, [`run_seed`]: a fresh `new_multi_thread().worker_threads(N)`
 //! runtime, *request* tasks that each run `rounds` probe operations, optional *blocker* tasks that
 //! call `std::thread::sleep` and `yield_now` in a loop, and a `tokio::sync::Barrier` that releases
 //! everything at once (the seeds' worst case: blocking calls overlap maximally at the start).
@@ -11,6 +11,11 @@
 //! | `demo_load_ramp` | 50 … 20 000 tasks × 5 rounds | 3 tasks × 5 × sleep 80 ms |
 //! | `demo_per_request` | 10 … 2000 tasks × 20 requests; 30 % first block 50 ms | inside the request |
 //! | overhead benchmark | 50 or 500 tasks × 10 × sleep 10 ms, no timeout | N tasks × 5 × sleep 50 ms |
+//!
+//! Seeds 002–004 measure other things and have engines of their own, run through the same points,
+//! fresh runtimes and verdicts ([`Workload`]): [`pool`] (1000 waits awaited, offloaded or
+//! blocking), [`inject`] (start latency of remote vs local spawns) and [`cross_runtime`] (CPU work
+//! on one runtime delaying I/O on another).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -19,6 +24,9 @@ use tokio::sync::Barrier;
 
 use crate::probe::{run_op, OpShape, Tally};
 use crate::runtime::{on_fresh_runtime, PollLog, Watched, WorkerMetrics};
+use crate::scenarios::cross_runtime::{self, CrossRuntimeSpec, Isolation};
+use crate::scenarios::inject::{self, InjectSpec, SpawnPath};
+use crate::scenarios::pool::{self, PoolSpec, WaitMode};
 use crate::scenarios::{Published, ScenarioResult};
 use crate::verdict::{RunOutcome, Signal, Spread, Verdict};
 
@@ -216,7 +224,7 @@ async fn seed_body(spec: SeedSpec) -> std::io::Result<RunOutcome> {
     })
 }
 
-/// The four seed sweeps.
+/// The seed sweeps: the four demos of seeds 000/001, then one sweep per later seed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SeedSweep {
     /// `demo_panic`: failures against blockers (0–6) at 500 async tasks.
@@ -227,14 +235,25 @@ pub enum SeedSweep {
     PerRequest,
     /// Overhead benchmark: p50/p99 against blockers at 50 and 500 async tasks.
     Overhead,
+    /// Seed 002: 1000 waits awaited, offloaded to a default or small blocking pool, or blocking
+    /// the workers; total time and an unrelated `tokio::fs::read`'s latency.
+    PoolStarvation,
+    /// Seed 003: start latency of a burst spawned from outside the runtime vs from a worker,
+    /// against blocked workers, idle and busy.
+    InjectQueue,
+    /// Seed 004: I/O latency on the io runtime while the cpu runtime computes, and the fixes.
+    CrossRuntime,
 }
 
 impl SeedSweep {
-    pub const ALL: [SeedSweep; 4] = [
+    pub const ALL: [SeedSweep; 7] = [
         SeedSweep::DemoPanic,
         SeedSweep::LoadRamp,
         SeedSweep::PerRequest,
         SeedSweep::Overhead,
+        SeedSweep::PoolStarvation,
+        SeedSweep::InjectQueue,
+        SeedSweep::CrossRuntime,
     ];
 
     /// The name used as a `confirm` target and as the table group.
@@ -244,6 +263,20 @@ impl SeedSweep {
             SeedSweep::LoadRamp => "demo_load_ramp",
             SeedSweep::PerRequest => "demo_per_request",
             SeedSweep::Overhead => "sched_overhead",
+            SeedSweep::PoolStarvation => "pool_starvation",
+            SeedSweep::InjectQueue => "inject_queue",
+            SeedSweep::CrossRuntime => "cross_runtime",
+        }
+    }
+
+    /// The seed article a sweep reproduces (the file name's prefix in the seeds' folder).
+    pub fn seed(self) -> &'static str {
+        match self {
+            SeedSweep::DemoPanic | SeedSweep::LoadRamp | SeedSweep::PerRequest => "001",
+            SeedSweep::Overhead => "000",
+            SeedSweep::PoolStarvation => "002",
+            SeedSweep::InjectQueue => "003",
+            SeedSweep::CrossRuntime => "004",
         }
     }
 
@@ -273,7 +306,9 @@ impl SeedSweep {
                             "{b} blocker{}, {tasks} tasks",
                             if b == 1 { "" } else { "s" }
                         ),
-                        spec: SeedSpec::demo_panic(workers, tasks, b, rounds),
+                        workload: Workload::Starvation(SeedSpec::demo_panic(
+                            workers, tasks, b, rounds,
+                        )),
                         published: match (workers, b) {
                             (4, 3) => Some(Published {
                                 text: "0 % failures",
@@ -302,7 +337,7 @@ impl SeedSweep {
                         sweep: self,
                         x: n,
                         label: format!("{n} tasks, 3 blockers"),
-                        spec: SeedSpec::load_ramp(workers, n),
+                        workload: Workload::Starvation(SeedSpec::load_ramp(workers, n)),
                         published: if workers != 4 {
                             None
                         } else {
@@ -340,7 +375,7 @@ impl SeedSweep {
                         sweep: self,
                         x: c,
                         label: format!("{c} concurrent"),
-                        spec: SeedSpec::per_request(workers, c, rpt),
+                        workload: Workload::Starvation(SeedSpec::per_request(workers, c, rpt)),
                         published: match (workers, c) {
                             (4, 10) | (4, 15) => Some(Published {
                                 text: "0 % failures",
@@ -373,7 +408,7 @@ impl SeedSweep {
                                 "{b} blocker{}, {tasks} tasks",
                                 if b == 1 { "" } else { "s" }
                             ),
-                            spec: SeedSpec::overhead(workers, tasks, b),
+                            workload: Workload::Starvation(SeedSpec::overhead(workers, tasks, b)),
                             published: match (workers, tasks, b) {
                                 (4, 500, 3) => Some(Published {
                                     text: "p50 1.31 ms, p99 1.5 ms (1.2:1)",
@@ -392,6 +427,210 @@ impl SeedSweep {
                 }
                 points
             }
+            SeedSweep::PoolStarvation => pool_points(workers, quick),
+            SeedSweep::InjectQueue => inject_points(workers, quick),
+            SeedSweep::CrossRuntime => cross_runtime_points(workers, quick),
+        }
+    }
+}
+
+/// Seed 002's points: the same tasks and wait, waited four ways, at the article's size (1000
+/// tasks of 1 s; the per-point budget gives the long blocking points a single run). Quick: 600
+/// tasks of 30 ms, which scales every total down by the same factor (a total only depends on how
+/// many waits each pool serves at once) and still exceeds the default blocking pool's 512 threads.
+/// The small pool has 20 threads: the article's ~50 s for 1000 one-second waits is what a pool of
+/// about 20 threads gives.
+fn pool_points(workers: usize, quick: bool) -> Vec<SeedPoint> {
+    let (tasks, wait) = if quick {
+        (600, Duration::from_millis(30))
+    } else {
+        (1000, Duration::from_secs(1))
+    };
+    let async_figure = Published {
+        text: "async: ~1 s for 1000 × 1 s",
+        signal: Signal::Failures,
+        expect: Verdict::Healthy,
+    };
+    let blocking_figure = Published {
+        text: "blocking: ~50 s for 1000 × 1 s",
+        signal: Signal::Failures,
+        expect: Verdict::Starved,
+    };
+    [
+        (WaitMode::AsyncSleep, Some(async_figure)),
+        (WaitMode::SpawnBlocking { max_threads: None }, None),
+        (
+            WaitMode::SpawnBlocking {
+                max_threads: Some(SMALL_BLOCKING_POOL),
+            },
+            Some(blocking_figure),
+        ),
+        (WaitMode::ThreadSleep, Some(blocking_figure)),
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(i, (mode, published))| SeedPoint {
+        sweep: SeedSweep::PoolStarvation,
+        x: i,
+        label: mode.describe(),
+        workload: Workload::Pool(PoolSpec {
+            workers,
+            tasks,
+            wait,
+            mode,
+        }),
+        published: (workers == 4).then_some(published).flatten(),
+    })
+    .collect()
+}
+
+/// The small blocking pool of seed 002 (see [`pool_points`]).
+pub const SMALL_BLOCKING_POOL: usize = 20;
+
+/// Seed 003's points: bursts of 200 tasks (below the 256-slot local queue) against 0–`workers`
+/// blocked workers, idle and busy, from both paths; and bursts of 1000 on an unblocked runtime,
+/// the size of the seed's `spawn_many_remote_*` benchmarks (a local burst that large overflows
+/// into the inject queue too). Quick: idle with none or all workers blocked, and busy with two
+/// blocked, the configuration furthest from the threshold in both directions.
+fn inject_points(workers: usize, quick: bool) -> Vec<SeedPoint> {
+    let mut shapes: Vec<(usize, bool, usize)> = Vec::new();
+    if quick {
+        shapes.extend([
+            (0, false, 200),
+            (workers, false, 200),
+            (2.min(workers), true, 200),
+        ]);
+    } else {
+        shapes.extend((0..=workers).map(|b| (b, false, 200)));
+        shapes.extend((0..workers).map(|b| (b, true, 200)));
+        shapes.extend([(0, false, 1000), (0, true, 1000)]);
+    }
+    let mut points = Vec::new();
+    for (blocked, busy, burst) in shapes {
+        for path in [SpawnPath::Remote, SpawnPath::Local] {
+            points.push(SeedPoint {
+                sweep: SeedSweep::InjectQueue,
+                x: blocked,
+                label: format!(
+                    "{blocked} blocked, {}, {} ×{burst}",
+                    if busy { "busy" } else { "idle" },
+                    path.name()
+                ),
+                workload: Workload::Inject(InjectSpec {
+                    workers,
+                    blocked,
+                    blocking: Duration::from_millis(50),
+                    busy,
+                    burst,
+                    path,
+                }),
+                published: None,
+            });
+        }
+    }
+    points
+}
+
+/// Seed 004's points: the article's program with the CPU work inline, the article's workaround
+/// and the two fixes. Quick: a shorter program (fewer, shorter cpu tasks), inline and the fixes.
+fn cross_runtime_points(workers: usize, quick: bool) -> Vec<SeedPoint> {
+    let isolations: &[Isolation] = if quick {
+        &[
+            Isolation::Inline,
+            Isolation::SpawnBlocking,
+            Isolation::DedicatedRuntime,
+        ]
+    } else {
+        &[
+            Isolation::Inline,
+            Isolation::NoPoolReuse,
+            Isolation::SpawnBlocking,
+            Isolation::DedicatedRuntime,
+        ]
+    };
+    isolations
+        .iter()
+        .enumerate()
+        .map(|(i, &isolation)| {
+            let article = CrossRuntimeSpec::article(workers, isolation);
+            let spec = if quick {
+                CrossRuntimeSpec {
+                    cpu_work: Duration::from_millis(100),
+                    ..article
+                }
+            } else {
+                article
+            };
+            let published = match isolation {
+                Isolation::Inline => Some(Published {
+                    text: "io-5: 1.016 s for a 50 ms request",
+                    signal: Signal::Failures,
+                    expect: Verdict::Starved,
+                }),
+                Isolation::NoPoolReuse => Some(Published {
+                    text: "pool_max_idle_per_host(0): solved",
+                    signal: Signal::Failures,
+                    expect: Verdict::Healthy,
+                }),
+                Isolation::DedicatedRuntime => Some(Published {
+                    text: "dedicated runtime (CeresDB's fix): ~50 ms",
+                    signal: Signal::Failures,
+                    expect: Verdict::Healthy,
+                }),
+                Isolation::SpawnBlocking => None,
+            };
+            SeedPoint {
+                sweep: SeedSweep::CrossRuntime,
+                x: i,
+                label: isolation.describe().to_string(),
+                workload: Workload::CrossRuntime(spec),
+                published,
+            }
+        })
+        .collect()
+}
+
+/// What one seed point runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Workload {
+    /// Seeds 000/001: requests, blockers and timeouts ([`run_seed`]).
+    Starvation(SeedSpec),
+    /// Seed 002 ([`pool::run_pool`]).
+    Pool(PoolSpec),
+    /// Seed 003 ([`inject::run_inject`]).
+    Inject(InjectSpec),
+    /// Seed 004 ([`cross_runtime::run_cross_runtime`]).
+    CrossRuntime(CrossRuntimeSpec),
+}
+
+impl Workload {
+    /// One run on fresh runtimes.
+    pub fn run_once(&self) -> std::io::Result<RunOutcome> {
+        match *self {
+            Workload::Starvation(spec) => run_seed(spec),
+            Workload::Pool(spec) => pool::run_pool(spec),
+            Workload::Inject(spec) => inject::run_inject(spec),
+            Workload::CrossRuntime(spec) => cross_runtime::run_cross_runtime(spec),
+        }
+    }
+
+    /// A lower bound on one run's wall time, for the per-point budget.
+    pub fn estimated_wall(&self) -> Duration {
+        match self {
+            Workload::Starvation(spec) => spec.estimated_wall(),
+            Workload::Pool(spec) => spec.estimated_wall(),
+            Workload::Inject(spec) => spec.estimated_wall(),
+            Workload::CrossRuntime(spec) => spec.estimated_wall(),
+        }
+    }
+
+    /// The workers of the runtime whose blocked workers the placement counts.
+    pub fn placement_workers(&self) -> usize {
+        match self {
+            Workload::Starvation(spec) => spec.workers,
+            Workload::Pool(spec) => spec.workers,
+            Workload::Inject(spec) => spec.workers,
+            Workload::CrossRuntime(spec) => spec.cpu_workers,
         }
     }
 }
@@ -400,28 +639,38 @@ impl SeedSweep {
 #[derive(Debug, Clone, PartialEq)]
 pub struct SeedPoint {
     pub sweep: SeedSweep,
-    /// The swept value (blockers, tasks or concurrency).
+    /// The swept value (blockers, tasks or concurrency; the variant's index where a sweep
+    /// compares variants).
     pub x: usize,
     pub label: String,
-    pub spec: SeedSpec,
+    pub workload: Workload,
     pub published: Option<Published>,
 }
 
 impl SeedPoint {
     /// Stable scenario id, e.g. `seed/demo_panic/500t/4b`.
     pub fn id(&self) -> String {
-        let s = &self.spec;
-        match self.sweep {
-            SeedSweep::DemoPanic | SeedSweep::Overhead => {
-                format!(
-                    "seed/{}/{}t/{}b",
-                    self.sweep.name(),
-                    s.async_tasks,
-                    s.blockers
-                )
-            }
-            SeedSweep::LoadRamp => format!("seed/{}/{}t", self.sweep.name(), s.async_tasks),
-            SeedSweep::PerRequest => format!("seed/{}/{}c", self.sweep.name(), s.async_tasks),
+        let name = self.sweep.name();
+        match &self.workload {
+            Workload::Starvation(s) => match self.sweep {
+                SeedSweep::LoadRamp => format!("seed/{name}/{}t", s.async_tasks),
+                SeedSweep::PerRequest => format!("seed/{name}/{}c", s.async_tasks),
+                _ => format!("seed/{name}/{}t/{}b", s.async_tasks, s.blockers),
+            },
+            Workload::Pool(s) => format!(
+                "seed/{name}/{}t/{}ms/{}",
+                s.tasks,
+                s.wait.as_millis(),
+                s.mode.name()
+            ),
+            Workload::Inject(s) => format!(
+                "seed/{name}/{}t/{}b/{}/{}",
+                s.burst,
+                s.blocked,
+                if s.busy { "busy" } else { "idle" },
+                s.path.name()
+            ),
+            Workload::CrossRuntime(s) => format!("seed/{name}/{}", s.isolation.name()),
         }
     }
 
@@ -429,7 +678,7 @@ impl SeedPoint {
     /// `budget` of wall time (the high-concurrency per-request points are minutes per run
     /// otherwise). Always at least one.
     pub fn runs_within(&self, runs: usize, budget: Duration) -> usize {
-        let one = self.spec.estimated_wall().max(Duration::from_millis(1));
+        let one = self.workload.estimated_wall().max(Duration::from_millis(1));
         let fit = (budget.as_secs_f64() / one.as_secs_f64()).floor() as usize;
         fit.clamp(1, runs.max(1))
     }
@@ -439,7 +688,7 @@ impl SeedPoint {
         let mut outcomes = Vec::with_capacity(runs);
         for i in 0..runs {
             progress(&format!("{} run {}/{}", self.id(), i + 1, runs));
-            match run_seed(self.spec) {
+            match self.workload.run_once() {
                 Ok(o) => outcomes.push(o),
                 Err(e) => {
                     return ScenarioResult::failed(
@@ -457,21 +706,32 @@ impl SeedPoint {
             self.label.clone(),
             self.x as f64,
             outcomes,
-            self.spec.workers,
+            self.workload.placement_workers(),
             self.published,
         );
         result.series = self.series();
         result
     }
 
-    /// The plot series: the async-task count where a sweep has several.
+    /// The plot series: the async-task count where a sweep has several; the spawn path and load
+    /// for the inject queue.
     pub fn series(&self) -> String {
-        match self.sweep {
-            SeedSweep::Overhead | SeedSweep::DemoPanic => {
-                format!("{} tasks", self.spec.async_tasks)
+        match &self.workload {
+            Workload::Starvation(s) => match self.sweep {
+                SeedSweep::LoadRamp => "3 blockers".to_string(),
+                SeedSweep::PerRequest => "30 % of requests block".to_string(),
+                _ => format!("{} tasks", s.async_tasks),
+            },
+            Workload::Pool(s) => format!("{} tasks × {} ms", s.tasks, s.wait.as_millis()),
+            Workload::Inject(s) => format!(
+                "{}, {}, {} tasks",
+                s.path.name(),
+                if s.busy { "busy" } else { "idle" },
+                s.burst
+            ),
+            Workload::CrossRuntime(s) => {
+                format!("{} ms requests", s.delay.as_millis())
             }
-            SeedSweep::LoadRamp => "3 blockers".to_string(),
-            SeedSweep::PerRequest => "30 % of requests block".to_string(),
         }
     }
 }
@@ -497,7 +757,16 @@ mod tests {
     fn sweeps_cover_the_published_points() {
         for sweep in SeedSweep::ALL {
             let pts = sweep.points(4, false);
-            assert!(pts.iter().any(|p| p.published.is_some()), "{sweep:?}");
+            // Seed 003 publishes benchmark times, not an outcome a verdict could match: its
+            // figures are set beside ours in the document's later-seeds table instead.
+            if sweep != SeedSweep::InjectQueue {
+                assert!(pts.iter().any(|p| p.published.is_some()), "{sweep:?}");
+            }
+            for quick in [false, true] {
+                let pts = sweep.points(4, quick);
+                assert!(!pts.is_empty(), "{sweep:?}");
+                assert!(pts.iter().all(|p| p.workload.placement_workers() > 0));
+            }
             let mut ids: Vec<_> = pts.iter().map(SeedPoint::id).collect();
             ids.sort();
             ids.dedup();
