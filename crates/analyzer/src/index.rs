@@ -1119,7 +1119,7 @@ fn use_binding(u: &IrUse) -> Option<(&[String], Option<String>)> {
 mod tests {
     use crate::discover::{DepTarget, SourceKind};
     use crate::index::{Index, Res};
-    use crate::testutil::scratch_workspace;
+    use crate::testutil::{index_of, module_named, scratch_workspace};
 
     /// `use pin_project::pin_project;` naming an unanalysed crate (a proc macro) binds the crate's
     /// item once; it used to resolve through itself, one segment longer on every pass, so the
@@ -1150,13 +1150,6 @@ mod tests {
                 m.path
             );
         }
-    }
-
-    /// Builds the index of one crate written inline.
-    fn index_of(name: &str, src: &str) -> Index {
-        let (ws, _scratch) = scratch_workspace(name, src, SourceKind::Workspace, false);
-        let load = crate::load::load_unit(&ws, 0);
-        Index::build(&ws, vec![load.loaded])
     }
 
     /// rust-playground's `orchestrator::coordinator` shape: a glob of an unanalysed module beside
@@ -1269,13 +1262,7 @@ mod tests {
                    pub use helpers::*;\n\
                    mod user { use crate::*; }\n";
         let index = index_of("index-private-glob", src);
-        let module = |name: &str| {
-            index
-                .modules
-                .iter()
-                .position(|m| m.path.last().map(String::as_str) == Some(name))
-                .unwrap()
-        };
+        let module = |name: &str| module_named(&index, name);
         let resolve =
             |m: usize, name: &str| index.resolve_path_in(m, &[name.to_string()], false, 0);
         let write = vec![Res::External(vec![

@@ -102,9 +102,9 @@ impl Index {
 
 #[cfg(test)]
 mod tests {
-    use crate::discover::SourceKind;
+
     use crate::index::{Index, TypeKind};
-    use crate::testutil::scratch_workspace;
+    use crate::testutil::{index_of, module_named};
 
     fn trait_names(index: &Index, module: usize) -> Vec<String> {
         index
@@ -125,16 +125,8 @@ mod tests {
                    mod uses_prelude { use crate::prelude::*; trait Local {} }\n\
                    pub mod sync_prelude { pub use crate::sync_dsl::RunQueryDsl; }\n\
                    mod shadows { use crate::sync_prelude::*; use crate::async_dsl::RunQueryDsl; }\n";
-        let (ws, _scratch) = scratch_workspace("scope-traits", src, SourceKind::Workspace, false);
-        let load = crate::load::load_unit(&ws, 0);
-        let index = Index::build(&ws, vec![load.loaded]);
-        let module = |name: &str| {
-            index
-                .modules
-                .iter()
-                .position(|m| m.path.last().map(String::as_str) == Some(name))
-                .unwrap()
-        };
+        let index = index_of("scope-traits", src);
+        let module = |name: &str| module_named(&index, name);
         let owner = |t: &usize| index.modules[index.types[*t].module].path.join("::");
         let scope = index.traits_in_scope(module("uses_async"));
         assert_eq!(scope.len(), 1);

@@ -193,3 +193,19 @@ pub fn analyze_dir(dir: &std::path::Path, lib: &str) -> Report {
     let pool = crate::analysis_pool(Some(2)).expect("analysis pool");
     pool.install(|| analyze_workspace_of(&ws))
 }
+
+/// The index of one crate written inline (`src` is its `src/lib.rs`).
+pub fn index_of(name: &str, src: &str) -> crate::index::Index {
+    let (ws, _scratch) = scratch_workspace(name, src, SourceKind::Workspace, false);
+    let load = crate::load::load_unit(&ws, 0);
+    crate::index::Index::build(&ws, vec![load.loaded])
+}
+
+/// The first module whose last path segment is `name`.
+pub fn module_named(index: &crate::index::Index, name: &str) -> crate::index::ModId {
+    index
+        .modules
+        .iter()
+        .position(|m| m.path.last().map(String::as_str) == Some(name))
+        .unwrap_or_else(|| panic!("no module named {name}"))
+}
