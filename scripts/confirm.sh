@@ -3,12 +3,14 @@
 # release mode. Regenerates docs/confirmation.md (tables with median and spread over runs, next
 # to the seeds' published numbers) and the SVG charts in docs/plots/.
 #
-#   scripts/confirm.sh                 # 10 runs per scenario, ~15 minutes on 2 CPUs
+#   scripts/confirm.sh                 # 10 runs per scenario, ~20 minutes on 2 CPUs
 #   RUNS=20 scripts/confirm.sh         # more runs
 #   scripts/confirm.sh --quick         # extra arguments go to `confirm` (CI-sized points)
 #
 # Environment: RUNS (10), WORKERS (4), BUDGET (40 s per seed point: points whose runs would take
-# longer get fewer runs; the 2000-concurrent per-request point is one run of ~150 s).
+# longer get fewer runs; the 2000-concurrent per-request point is one run of ~150 s, and seed 002's
+# 1000 one-second waits on the blocking pool of 20 threads and on the workers are one run of 50 s
+# and 250 s).
 # Run it on a machine that is otherwise quiet: other load shows up as scheduling delay.
 set -euo pipefail
 cd "$(dirname "$0")/.."

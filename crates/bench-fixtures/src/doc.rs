@@ -459,12 +459,16 @@ fn pool_totals(report: &ConfirmReport) -> Option<String> {
 }
 
 fn pool_reads(report: &ConfirmReport) -> Option<String> {
-    use crate::scenarios::pool::figure::{FS_READ_MS, PROBE_P99_MS};
+    use crate::scenarios::pool::figure::{FS_READ_MAX_MS, FS_READ_MS, PROBE_P99_MS};
     let idle = find(report, "pool_starvation", "/sleep")?;
-    let mut parts = vec![format!(
-        "idle pool (sleep): {}",
-        ms_or_s(idle.figure(FS_READ_MS))
-    )];
+    let reads = |r: &ScenarioResult| {
+        format!(
+            "median {}, slowest {}",
+            ms_or_s(r.figure(FS_READ_MS)),
+            ms_or_s(r.figure(FS_READ_MAX_MS))
+        )
+    };
+    let mut parts = vec![format!("idle pool (sleep): {}", reads(idle))];
     for (suffix, name) in [
         ("/spawn_blocking", "default pool"),
         (
@@ -478,9 +482,9 @@ fn pool_reads(report: &ConfirmReport) -> Option<String> {
     ] {
         if let Some(r) = find(report, "pool_starvation", suffix) {
             parts.push(format!(
-                "{name}: {} (timer probe p99 {} ms)",
-                ms_or_s(r.figure(FS_READ_MS)),
-                r.figure(PROBE_P99_MS).show(1)
+                "{name}: {} (timer probe p99 {})",
+                reads(r),
+                ms_or_s(r.figure(PROBE_P99_MS))
             ));
         }
     }
@@ -511,8 +515,13 @@ fn inject_bursts(report: &ConfirmReport) -> Option<String> {
 
 fn inject_paths(report: &ConfirmReport) -> Option<String> {
     let mut parts = Vec::new();
+    // Busy at every blocked count; idle only at the ends (in between both paths start at once).
+    let idle_ends = [0, report.workers];
     for load in ["busy", "idle"] {
         for blocked in 0..=report.workers {
+            if load == "idle" && !idle_ends.contains(&blocked) {
+                continue;
+            }
             let (Some(remote), Some(local)) = (
                 find(
                     report,
@@ -528,11 +537,12 @@ fn inject_paths(report: &ConfirmReport) -> Option<String> {
                 continue;
             };
             let (r, l) = (remote.summary.p99_ms, local.summary.p99_ms);
+            let ratio = r.median / l.median.max(1e-3);
             parts.push(format!(
-                "{load}, {blocked} blocked: remote {} ms vs local {} ms ({:.0}×)",
-                r.show(1),
-                l.show(1),
-                r.median / l.median.max(1e-3)
+                "{load}, {blocked} blocked: remote {} vs local {} ({ratio:.*}×)",
+                ms_or_s(r),
+                ms_or_s(l),
+                usize::from(ratio < 10.0)
             ));
         }
     }

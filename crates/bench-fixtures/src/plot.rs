@@ -89,7 +89,8 @@ pub fn write_plots(report: &ConfirmReport, dir: &Path) -> Result<Vec<PathBuf>, S
             y_desc: "ms (log; median, min–max)",
             series: &[
                 ("total time", figure::TOTAL_MS),
-                ("tokio::fs::read meanwhile (median)", figure::FS_READ_MS),
+                ("tokio::fs::read meanwhile: median", figure::FS_READ_MS),
+                ("tokio::fs::read meanwhile: slowest", figure::FS_READ_MAX_MS),
             ],
         };
         bar_chart(&path, &bars, &pool).map_err(|e| e.to_string())?;
