@@ -226,18 +226,7 @@ impl IrExpr {
         if pred(self) {
             return true;
         }
-        let block = |b: &IrBlock, pred: &mut dyn FnMut(&IrExpr) -> bool| {
-            b.stmts.iter().any(|s| match s {
-                IrStmt::Let { init, diverge, .. } => {
-                    init.as_ref().is_some_and(|e| e.any(pred))
-                        || diverge
-                            .as_ref()
-                            .is_some_and(|d| IrExpr::Block(d.clone()).any(pred))
-                }
-                IrStmt::Expr(e) => e.any(pred),
-                IrStmt::Item => false,
-            })
-        };
+        let block = |b: &IrBlock, pred: &mut dyn FnMut(&IrExpr) -> bool| b.any(pred);
         match self {
             IrExpr::Call { func, args, .. } => func.any(pred) || args.iter().any(|a| a.any(pred)),
             IrExpr::MethodCall { receiver, args, .. } => {
@@ -271,6 +260,20 @@ impl IrExpr {
             | IrExpr::Macro { exprs: xs, .. } => xs.iter().any(|x| x.any(pred)),
             IrExpr::Path(..) | IrExpr::Str | IrExpr::SocketAddrStr => false,
         }
+    }
+}
+
+impl IrBlock {
+    /// Whether `pred` holds for any expression of the block's statements ([`IrExpr::any`]).
+    pub fn any(&self, pred: &mut dyn FnMut(&IrExpr) -> bool) -> bool {
+        self.stmts.iter().any(|s| match s {
+            IrStmt::Let { init, diverge, .. } => {
+                init.as_ref().is_some_and(|e| e.any(pred))
+                    || diverge.as_ref().is_some_and(|d| d.any(pred))
+            }
+            IrStmt::Expr(e) => e.any(pred),
+            IrStmt::Item => false,
+        })
     }
 }
 

@@ -447,12 +447,7 @@ impl<'a> Lowerer<'a> {
             syn::ReturnType::Type(_, t) => Some(lower_type(t)),
         };
         let runtime_entry = attrs.iter().any(|a| {
-            let segs: Vec<String> = a
-                .path()
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
+            let segs = attr_path(a);
             segs.len() == 2
                 && matches!(
                     segs[0].as_str(),
@@ -465,12 +460,7 @@ impl<'a> Lowerer<'a> {
         // `#[tokio::test]` (current-thread by default) and actix's single-threaded system make
         // that thread the only worker.
         let block_on_entry = attrs.iter().any(|a| {
-            let segs: Vec<String> = a
-                .path()
-                .segments
-                .iter()
-                .map(|s| s.ident.to_string())
-                .collect();
+            let segs = attr_path(a);
             let args = match &a.meta {
                 syn::Meta::List(l) => l.tokens.to_string(),
                 _ => String::new(),
@@ -1003,6 +993,15 @@ pub fn lower_type(t: &syn::Type) -> IrType {
         syn::Type::Infer(_) => IrType::Infer,
         _ => IrType::Other,
     }
+}
+
+/// An attribute's path as its segments' names (`#[tokio::main]` → `["tokio", "main"]`).
+fn attr_path(a: &syn::Attribute) -> Vec<String> {
+    a.path()
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect()
 }
 
 /// `impl Future<Output = T>` / `dyn Future<Output = T> + Send`: lowered as the path

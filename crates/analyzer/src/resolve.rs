@@ -387,6 +387,15 @@ struct Walker<'i> {
     closures: Vec<StoredClosure>,
 }
 
+/// What [`Walker::in_scope`] keeps when no candidate's trait is in scope.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fallback {
+    /// Nothing (std receivers).
+    None,
+    /// The receiver type's explicit impls of traits the calling crate can see (analysed types).
+    Explicit,
+}
+
 /// The type a blanket impl is asked about: one of the analysed graph, or a std type by path.
 #[derive(Clone, Copy)]
 enum Implementor<'a> {
@@ -1281,14 +1290,8 @@ impl Walker<'_> {
                     // No fallback for std types: their methods mostly come from std's own traits,
                     // which the index does not see, so an out-of-scope impl of the graph is not
                     // the answer (opentelemetry's `String::hash` is not garage's `PartitionKey`).
-                    let scope = self.index.traits_in_scope(self.module);
-                    let explicit_in_scope: Vec<_> = explicit
-                        .iter()
-                        .filter(|(t, _)| t.is_none_or(|t| scope.contains(&t)))
-                        .copied()
-                        .collect();
                     let blanket = self.blanket_methods(Implementor::External(p), method);
-                    let ext = self.in_scope(explicit_in_scope, blanket);
+                    let ext = self.in_scope(explicit, blanket, Fallback::None);
                     if !ext.is_empty() {
                         return (ext, peeled);
                     }
@@ -1345,7 +1348,7 @@ impl Walker<'_> {
             self.impl_method(iid, method, &mut explicit);
         }
         let blanket = self.blanket_methods(Implementor::Local(tid), method);
-        self.in_scope(explicit, blanket)
+        self.in_scope(explicit, blanket, Fallback::Explicit)
     }
 
     /// The blanket impls' methods named `method` that may apply to `implementor`.
@@ -1420,13 +1423,14 @@ impl Walker<'_> {
 
     /// Keeps the candidates whose trait is in scope in the calling module (std traits, which
     /// the index does not know, always are). When none is, the scope computation may have
-    /// missed an import (one a macro makes, say): the type's explicit impls are kept, at medium
-    /// confidence; blanket impls never are, since they match nearly any receiver (tracing's
-    /// `AtomicBool::load` is not diesel's blanket `RunQueryDsl::load`).
+    /// missed an import (one a macro makes, say): with [`Fallback::Explicit`] the type's explicit
+    /// impls are kept, at medium confidence; blanket impls never are, since they match nearly
+    /// any receiver (tracing's `AtomicBool::load` is not diesel's blanket `RunQueryDsl::load`).
     fn in_scope(
         &self,
         explicit: Vec<(Option<usize>, FnId)>,
         blanket: Vec<(Option<usize>, FnId)>,
+        fallback: Fallback,
     ) -> Vec<Target> {
         if explicit.is_empty() && blanket.is_empty() {
             return Vec::new();
@@ -1439,6 +1443,9 @@ impl Walker<'_> {
             .filter(|(t, _)| t.is_none_or(|t| scope.contains(&t) || own == Some(t)))
             .map(|(_, f)| *f)
             .collect();
+        if visible.is_empty() && fallback == Fallback::None {
+            return Vec::new();
+        }
         let fallback = visible.is_empty();
         let mut fns = if fallback {
             // Only traits the calling crate can name at all: its own or its dependencies'.

@@ -401,51 +401,13 @@ fn closure(
 
 /// Whether a body names `block_on` anywhere (a cheap filter before the scan).
 fn mentions_block_on(body: Option<&IrBlock>) -> bool {
-    fn expr(e: &IrExpr) -> bool {
-        match e {
-            IrExpr::MethodCall {
-                method,
-                receiver,
-                args,
-                ..
-            } => method == "block_on" || expr(receiver) || args.iter().any(expr),
-            IrExpr::Call { func, args, .. } => expr(func) || args.iter().any(expr),
+    body.is_some_and(|b| {
+        b.any(&mut |e| match e {
+            IrExpr::MethodCall { method, .. } => method == "block_on",
             IrExpr::Path(p, _) => p.segments.last().is_some_and(|s| s.name == "block_on"),
-            IrExpr::Field(i, _)
-            | IrExpr::Ref(i)
-            | IrExpr::Deref(i)
-            | IrExpr::Try(i)
-            | IrExpr::Await(i)
-            | IrExpr::Cast(i, _)
-            | IrExpr::Let(_, i) => expr(i),
-            IrExpr::Closure { body, .. } => expr(body),
-            IrExpr::Async { body, .. } | IrExpr::Block(body) => block(body),
-            IrExpr::If {
-                cond,
-                then,
-                otherwise,
-            } => expr(cond) || block(then) || otherwise.as_deref().is_some_and(expr),
-            IrExpr::Match { scrutinee, arms } => {
-                expr(scrutinee) || arms.iter().any(|(_, a)| expr(a))
-            }
-            IrExpr::For { iter, body, .. } => expr(iter) || block(body),
-            IrExpr::StructLit(_, xs)
-            | IrExpr::Other(xs)
-            | IrExpr::Loop(xs)
-            | IrExpr::Macro { exprs: xs, .. } => xs.iter().any(expr),
-            IrExpr::Str | IrExpr::SocketAddrStr => false,
-        }
-    }
-    fn block(b: &IrBlock) -> bool {
-        b.stmts.iter().any(|s| match s {
-            IrStmt::Let { init, diverge, .. } => {
-                init.as_ref().is_some_and(expr) || diverge.as_ref().is_some_and(block)
-            }
-            IrStmt::Expr(e) => expr(e),
-            IrStmt::Item => false,
+            _ => false,
         })
-    }
-    body.is_some_and(block)
+    })
 }
 
 #[cfg(test)]
