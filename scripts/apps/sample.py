@@ -114,6 +114,7 @@ def render_entry(app: dict, f: dict, prior: dict | None, afns: set) -> str:
         f"rule = {toml_str(f.get('rule'))}",
         f"name = {toml_str(f.get('name'))}",
         f"confidence = {toml_str(f.get('confidence'))}",
+        f"kind = {toml_str(f.get('kind', 'worker'))}",
         f"api = {toml_str(f.get('api'))}",
         f"root = {toml_str(root_text)}",
         f"entry = {toml_str(entry_loc(f))}",
@@ -123,7 +124,9 @@ def render_entry(app: dict, f: dict, prior: dict | None, afns: set) -> str:
         *[f"  {toml_str(step_text(s))}," for s in f.get("path", [])],
         "]",
     ]
-    if f.get("reached_from") is not None:
+    if f.get("reached_from_count") is not None:
+        lines.append(f"reached_from = {toml_str(f['reached_from_count'])}")
+    elif f.get("reached_from") is not None:
         rf = f["reached_from"]
         lines.append(f"reached_from = {toml_str(rf if isinstance(rf, (str, int)) else len(rf))}")
     lines += [

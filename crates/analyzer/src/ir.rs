@@ -214,6 +214,10 @@ pub enum IrExpr {
         /// for, so an expansion calling a method on it (`$conn.run(..)`) can be resolved.
         #[serde(default)]
         first_ident: Option<String>,
+        /// `exprs` is the expansion of a `macro_rules!` of the invocation's own crate (see
+        /// `macro_rules`), not the invocation's tokens: resolution walks it and nothing else.
+        #[serde(default)]
+        expanded: bool,
     },
     /// Any other expression: its type is unknown, its sub-expressions are still walked.
     Other(Vec<IrExpr>),

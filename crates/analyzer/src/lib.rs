@@ -18,6 +18,7 @@ pub mod infer;
 pub mod ir;
 pub mod load;
 pub mod lower;
+pub mod macro_rules;
 pub mod options;
 pub mod progress;
 pub mod propagate;

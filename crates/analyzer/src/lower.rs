@@ -13,6 +13,7 @@ use syn::{Token, Visibility};
 
 use crate::cfg::CfgSet;
 use crate::ir::*;
+use crate::macro_rules::MacroRules;
 
 /// Deeper nesting than this is not lowered further; the parser has already accepted the file, so
 /// this only guards our own recursion on pathological input.
@@ -31,6 +32,9 @@ pub fn pos(span: Span) -> Pos {
 #[derive(Default)]
 pub struct ItemMacros {
     wrappers: std::collections::BTreeMap<String, Vec<syn::Attribute>>,
+    /// The crate's `macro_rules!` seen so far, by name (a later definition shadows an earlier
+    /// one, as textual scope does in a file), expanded at their invocations.
+    rules: std::collections::HashMap<String, std::rc::Rc<MacroRules>>,
 }
 
 pub struct Lowerer<'a> {
@@ -44,7 +48,23 @@ pub struct Lowerer<'a> {
     /// `use` declarations inside bodies; they are treated as imports of the enclosing module
     /// (an over-approximation of their block scope).
     nested_uses: Vec<IrUse>,
+    /// How many `macro_rules!` expansions enclose the code being lowered.
+    expansion_depth: usize,
+    /// Expansions left for the outermost invocation being expanded ([`MACRO_EXPANSIONS`]).
+    expansions_left: usize,
+    /// Invocation tokens the outermost invocation's expansions may still match
+    /// ([`MACRO_EXPANSION_TOKENS`]).
+    expansion_tokens_left: usize,
 }
+
+/// Expansions one outermost macro invocation may cause, nested ones included: a tt-muncher
+/// expands once per step, and a runaway recursion must end long before the IR grows large.
+const MACRO_EXPANSIONS: usize = 128;
+
+/// Invocation tokens one outermost invocation's expansions may match in all: a tt-muncher that
+/// re-invokes itself with a growing token list (typenum's `__op_internal__`, 5 000 tokens at step
+/// 190) costs the sum of its steps' inputs, which this bounds.
+const MACRO_EXPANSION_TOKENS: usize = 50_000;
 
 /// A `mod x;` declaration found while lowering a module, for the loader to resolve to a file.
 pub struct ModDecl {
@@ -64,6 +84,9 @@ impl<'a> Lowerer<'a> {
             depth: 0,
             nested_fns: Vec::new(),
             nested_uses: Vec::new(),
+            expansion_depth: 0,
+            expansions_left: MACRO_EXPANSIONS,
+            expansion_tokens_left: MACRO_EXPANSION_TOKENS,
         }
     }
 
@@ -252,6 +275,7 @@ impl<'a> Lowerer<'a> {
         if m.mac.path.is_ident("macro_rules") {
             if let Some(ident) = &m.ident {
                 let exported = m.attrs.iter().any(|a| a.path().is_ident("macro_export"));
+                self.define_macro(ident, &m.mac.tokens);
                 let transcribers = macro_rules_transcribers(m.mac.tokens.clone());
                 if let [only] = transcribers.as_slice() {
                     if let Some(attrs) = item_wrapper_attrs(only.clone()) {
@@ -277,8 +301,15 @@ impl<'a> Lowerer<'a> {
             .last()
             .map(|s| s.ident.to_string())
             .unwrap_or_default();
+        let path = lower_path(&m.mac.path, None);
         let items = if last == "cfg_if" {
             self.cfg_if_items(m.mac.tokens.clone())
+        } else if let Some(expansion) = self.expand(&path, &m.mac.tokens) {
+            // Items a crate-local macro generates (fns, impls): lowered like written ones.
+            self.expansion_depth += 1;
+            let items = parse_items(expansion);
+            self.expansion_depth -= 1;
+            items
         } else {
             // The `cfg_rt! { pub mod x; }` idiom: a macro whose body is plain items. A wrapper
             // defined earlier in this crate lends its attributes (its `#[cfg]`) to each item; for
@@ -451,11 +482,12 @@ impl<'a> Lowerer<'a> {
             segs.len() == 2
                 && matches!(
                     segs[0].as_str(),
-                    "tokio" | "actix_web" | "actix_rt" | "async_std" | "ntex"
+                    "tokio" | "actix_web" | "actix_rt" | "async_std" | "ntex" | "rocket"
                 )
                 && matches!(segs[1].as_str(), "main" | "test")
         });
-        // `#[tokio::main]` (multi-thread flavor by default) and `#[async_std::main]` run the body
+        // `#[tokio::main]` (multi-thread flavor by default), `#[rocket::main]` (tokio's
+        // multi-thread runtime) and `#[async_std::main]` run the body
         // with `block_on` on the main thread, beside the worker pool; `flavor = "current_thread"`,
         // `#[tokio::test]` (current-thread by default) and actix's single-threaded system make
         // that thread the only worker.
@@ -468,6 +500,7 @@ impl<'a> Lowerer<'a> {
             segs.len() == 2
                 && segs[1] == "main"
                 && (segs[0] == "async_std"
+                    || segs[0] == "rocket"
                     || (segs[0] == "tokio" && !args.contains("current_thread")))
         });
         let body = body.map(|b| self.lower_block(b));
@@ -536,6 +569,11 @@ impl<'a> Lowerer<'a> {
                             self.nested_fns.push(lowered);
                         }
                     }
+                    syn::Item::Macro(m) if m.mac.path.is_ident("macro_rules") => {
+                        if let Some(ident) = &m.ident {
+                            self.define_macro(ident, &m.mac.tokens);
+                        }
+                    }
                     syn::Item::Use(u) => {
                         let mut attrs = u.attrs.clone();
                         if self.cfg.keep(&mut attrs) {
@@ -571,8 +609,57 @@ impl<'a> Lowerer<'a> {
         }
     }
 
+    /// Records a `macro_rules!` definition for expansion at later invocations in this crate.
+    fn define_macro(&mut self, name: &proc_macro2::Ident, body: &TokenStream) {
+        match MacroRules::parse(body.clone()) {
+            Some(rules) => {
+                self.item_macros
+                    .rules
+                    .insert(name.to_string(), std::rc::Rc::new(rules));
+            }
+            None => {
+                self.item_macros.rules.remove(&name.to_string());
+            }
+        }
+    }
+
+    /// Expands an invocation of a `macro_rules!` defined earlier in this crate, by name
+    /// (`name!`, `crate::name!`, `$crate::name!`). `None` when the macro is not local, no arm
+    /// matches, or the expansion budget of the outermost invocation is spent.
+    fn expand(&mut self, path: &IrPath, tokens: &TokenStream) -> Option<TokenStream> {
+        let name = match path.segments.as_slice() {
+            [only] if !path.leading_colon => &only.name,
+            [krate, name] if krate.name == "crate" || krate.name == self.crate_name => &name.name,
+            _ => return None,
+        };
+        let rules = self.item_macros.rules.get(name)?.clone();
+        if self.expansion_depth == 0 {
+            self.expansions_left = MACRO_EXPANSIONS;
+            self.expansion_tokens_left = MACRO_EXPANSION_TOKENS;
+        }
+        let size = crate::macro_rules::token_count(tokens, self.expansion_tokens_left);
+        if self.expansions_left == 0 || size > self.expansion_tokens_left {
+            return None;
+        }
+        self.expansions_left -= 1;
+        self.expansion_tokens_left -= size;
+        rules.expand(tokens, self.crate_name)
+    }
+
     fn lower_macro(&mut self, mac: &syn::Macro) -> IrExpr {
         let path = lower_path(&mac.path, None);
+        if let Some(expansion) = self.expand(&path, &mac.tokens) {
+            self.expansion_depth += 1;
+            let exprs = self.lenient_exprs(expansion);
+            self.expansion_depth -= 1;
+            return IrExpr::Macro {
+                path,
+                exprs,
+                pos: pos(mac.path.span()),
+                first_ident: None,
+                expanded: true,
+            };
+        }
         // In a function body too, only the live `cfg_if!` branch counts: its `use`s join the
         // module's imports, and a dead branch's (`use std::os::unix::net::UnixStream` beside a
         // live `use tokio::net::UnixStream`) would shadow the live one.
@@ -599,6 +686,7 @@ impl<'a> Lowerer<'a> {
             exprs,
             pos: pos(mac.path.span()),
             first_ident,
+            expanded: false,
         }
     }
 

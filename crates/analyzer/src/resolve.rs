@@ -723,10 +723,17 @@ impl Walker<'_> {
             }
             IrExpr::Str | IrExpr::SocketAddrStr => Ty::Ref(Box::new(Ty::Str)),
             IrExpr::Macro {
+                exprs,
+                pos,
+                expanded: true,
+                ..
+            } => self.walk_expansion(exprs, *pos),
+            IrExpr::Macro {
                 path,
                 exprs,
                 pos,
                 first_ident,
+                ..
             } => self.walk_macro(path, exprs, *pos, first_ident.as_deref()),
             IrExpr::Other(children) | IrExpr::Loop(children) => {
                 for c in children {
@@ -763,6 +770,23 @@ impl Walker<'_> {
             pos,
             calls,
         });
+    }
+
+    /// A crate-local `macro_rules!` expanded at lowering: its calls are reported at the
+    /// invocation, and a single expression's type is the invocation's (`lock!(m).get()`).
+    fn walk_expansion(&mut self, exprs: &[IrExpr], pos: Pos) -> Ty {
+        let saved = self.pos_override;
+        self.pos_override = Some(saved.unwrap_or(pos));
+        let mut ty = Ty::Unknown;
+        for e in exprs {
+            ty = self.walk(e);
+        }
+        self.pos_override = saved;
+        if exprs.len() == 1 {
+            ty
+        } else {
+            Ty::Unknown
+        }
     }
 
     fn walk_macro(
@@ -2198,20 +2222,39 @@ mod tests {
         assert!(!sites.iter().any(|(l, _)| *l == 15), "{sites:?}");
     }
 
-    /// A crate listed in `opaque_macros` (logging) has its `macro_rules!` bodies skipped at the
-    /// call site; the invocation's own arguments are still walked.
+    /// A crate listed in `opaque_macros` (logging) has its `macro_rules!` bodies skipped at call
+    /// sites in other crates; the invocation's own arguments are still walked.
     #[test]
     fn macros_of_opaque_macro_crates_are_not_expanded_but_their_arguments_are() {
-        let src = "macro_rules! log_it { ($e:expr) => { let _ = std::fs::read(\"/log\"); $e } }\n\
-                   pub async fn a() {\n\
-                   log_it!(std::thread::sleep(std::time::Duration::from_secs(1)));\n\
+        let src = "pub async fn a() {\n\
+                   logger::log_it!(std::thread::sleep(std::time::Duration::from_secs(1)));\n\
                    }\n";
-        let (ws, _scratch) = crate::testutil::scratch_workspace(
+        let (mut ws, scratch) = crate::testutil::scratch_workspace(
             "opaque-macros",
             src,
             crate::discover::SourceKind::Workspace,
             false,
         );
+        let logger = scratch.0.join("logger/src/lib.rs");
+        std::fs::create_dir_all(logger.parent().unwrap()).unwrap();
+        std::fs::write(
+            &logger,
+            "#[macro_export] macro_rules! log_it { ($e:expr) => { let _ = std::fs::read(\"/log\"); $e } }\n",
+        )
+        .unwrap();
+        let mut package = ws.packages[0].clone();
+        package.name = "logger".into();
+        package.id = "registry+https://example.invalid#logger@1.0.0".into();
+        package.report_roots = false;
+        ws.packages.push(package);
+        let mut unit = ws.units[0].clone();
+        unit.package = 1;
+        unit.crate_name = "logger".into();
+        unit.root = logger;
+        ws.units.push(unit);
+        ws.units[0]
+            .deps
+            .insert("logger".into(), crate::discover::DepTarget::Unit(1));
         let run = |rules: &crate::RuleDb| {
             let report = crate::analyze_workspace(
                 &ws,
@@ -2228,17 +2271,18 @@ mod tests {
         };
         assert_eq!(run(&crate::RuleDb::builtin()), ["NB0101", "NB0201"]);
         let mut opaque = crate::RuleDb::builtin();
-        opaque.opaque_macros.push("dep".into());
+        opaque.opaque_macros.push("logger".into());
         assert_eq!(run(&opaque), ["NB0201"]);
     }
 
-    /// Calls on a metavariable in a `macro_rules!` expansion are counted as `macro_metavar`, not
-    /// as an inference gap; a name-fallback rule still matches them (`$a.to_socket_addrs()`).
+    /// Calls on a metavariable of a `macro_rules!` that could not be expanded at its invocation
+    /// (here: no arm matches `;`) are counted as `macro_metavar`, not as an inference gap; a
+    /// name-fallback rule still matches them (`$a.to_socket_addrs()`).
     #[test]
     fn calls_on_macro_metavariables_have_their_own_reason() {
         let src = "macro_rules! touch { ($me:expr, $a:expr) => { $me.buf.push(1); $me.flush(); ($me.make)(); $a.to_socket_addrs() } }\n\
                    pub async fn a(x: (&str, u16)) {\n\
-                   let _ = touch!(x, x);\n\
+                   let _ = touch!(x; x);\n\
                    }\n";
         let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
         let reasons = &report.stats.unresolved_by_reason;
@@ -2246,6 +2290,46 @@ mod tests {
         // `$a.to_socket_addrs()` stays an unknown receiver, so the name fallback can match it.
         assert_eq!(reasons.get("unknown_receiver"), Some(&1), "{reasons:?}");
         assert!(report.findings.iter().any(|f| f.rule == "NB0301"));
+    }
+
+    /// A crate-local `macro_rules!` is expanded at its invocation: metavariables stand for the
+    /// invocation's tokens, so calls on them resolve (`lock!(self.disk).flush()` through the
+    /// expansion's type), only the matching arm's calls are made, and a tt-muncher that invokes
+    /// itself per step expands without walking every arm at every step.
+    #[test]
+    fn crate_local_macro_rules_are_expanded_at_the_invocation() {
+        let src = "pub struct Disk;\n\
+                   impl Disk { pub fn flush(&self) { let _ = std::fs::write(\"d\", \"x\"); } pub fn quiet(&self) {} }\n\
+                   pub struct Holder { disk: std::sync::Mutex<Disk> }\n\
+                   macro_rules! lock { ($m:expr) => { $m.lock().unwrap() } }\n\
+                   macro_rules! pick { (slow $d:expr) => { std::thread::sleep(std::time::Duration::from_secs(1)) }; (fast $d:expr) => { $d.quiet() } }\n\
+                   macro_rules! steps { ($d:ident :) => {}; ($d:ident : $s:ident $($rest:ident)*) => { $d.$s(); steps!($d : $($rest)*); } }\n\
+                   impl Holder {\n\
+                   pub async fn a(&self) { lock!(self.disk).flush(); }\n\
+                   pub async fn b(&self, d: Disk) { pick!(fast d); }\n\
+                   pub async fn c(&self, d: Disk) { steps!(d : quiet quiet flush); }\n\
+                   }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let sites = crate::testutil::sites(&report);
+        assert!(sites.contains(&(8, "NB0101".into())), "{sites:?}");
+        // `pick!(fast d)` does not make the `slow` arm's sleep.
+        assert!(!sites.iter().any(|(l, _)| *l == 9), "{sites:?}");
+        assert!(sites.contains(&(10, "NB0101".into())), "{sites:?}");
+        let reasons = &report.stats.unresolved_by_reason;
+        assert_eq!(reasons.get("macro_metavar"), Some(&0), "{reasons:?}");
+        assert_eq!(reasons.get("unknown_receiver"), Some(&0), "{reasons:?}");
+    }
+
+    /// Items a crate-local macro generates (an impl per type, glib's `wrapper!` style) are
+    /// analysed like written ones: the generated method's blocking call is found.
+    #[test]
+    fn items_generated_by_crate_local_macros_are_analysed() {
+        let src = "pub struct A; pub struct B;\n\
+                   macro_rules! loader { ($($t:ident => $path:literal),*) => { $( impl $t { pub fn load(&self) -> Vec<u8> { std::fs::read($path).unwrap() } } )* } }\n\
+                   loader!(A => \"a\", B => \"b\");\n\
+                   pub async fn a(b: B) { b.load(); }\n";
+        let sites = one(src);
+        assert!(sites.contains(&(4, "NB0101".into())), "{sites:?}");
     }
 
     /// `.await` yields the future's output: an async fn's declared type (tokio's `Mutex::lock`,

@@ -19,7 +19,7 @@ use crate::resolve::BodyKind;
 /// Functions that may hold a root body, in id order: every function with a body, in a unit that
 /// reports roots, that is a root itself (async fn, poll fn, runtime entry, configured in
 /// `roots`) or whose body, with the `macro_rules!` it invokes, contains an async block or an
-/// async closure.
+/// async closure, or that names `block_on`.
 pub fn candidates(ws: &Workspace, index: &Index, configured: &[String]) -> Vec<FnId> {
     let report_unit: Vec<bool> = index
         .units
@@ -36,6 +36,9 @@ pub fn candidates(ws: &Workspace, index: &Index, configured: &[String]) -> Vec<F
                 && (crate::graph::root_kind(index, f, BodyKind::Fn).is_some()
                     || def.ir.attrs.runtime_entry
                     || (!configured.is_empty() && configured.contains(&index.fn_display(f)))
+                    // A sync `main` that runs `rt.block_on(run())`: its calls decide which
+                    // async fns only the block_on thread polls (`threads`).
+                    || crate::threads::mentions_block_on(Some(body))
                     || AsyncScan::new(index, def.module).block(body))
         })
         .collect()
@@ -106,7 +109,12 @@ impl<'i> AsyncScan<'i> {
             }
             IrExpr::For { iter, body, .. } => self.expr(iter) || self.block(body),
             IrExpr::StructLit(_, fields) => self.exprs(fields),
-            IrExpr::Macro { path, exprs, .. } => self.exprs(exprs) || self.expansion(path),
+            IrExpr::Macro {
+                path,
+                exprs,
+                expanded,
+                ..
+            } => self.exprs(exprs) || (!expanded && self.expansion(path)),
             IrExpr::Other(children) | IrExpr::Loop(children) => self.exprs(children),
         }
     }

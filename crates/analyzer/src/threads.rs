@@ -400,7 +400,7 @@ fn closure(
 }
 
 /// Whether a body names `block_on` anywhere (a cheap filter before the scan).
-fn mentions_block_on(body: Option<&IrBlock>) -> bool {
+pub(crate) fn mentions_block_on(body: Option<&IrBlock>) -> bool {
     body.is_some_and(|b| {
         b.any(&mut |e| match e {
             IrExpr::MethodCall { method, .. } => method == "block_on",
@@ -485,5 +485,34 @@ mod tests {
         assert_eq!(callers_of(12), [4]);
         // `rt.block_on(via_block_on())` is written in sync code: no async caller to list.
         assert_eq!(callers_of(22), Vec::<u32>::new());
+    }
+
+    /// A sync `main` that builds its runtime and calls `runtime.block_on(run(&opts))` (lychee,
+    /// matrix-authentication-service) has no async block: it must still be scanned, or `run` and
+    /// everything only it awaits would be taken for worker roots. `#[rocket::main]` is tokio's
+    /// multi-thread `block_on` too.
+    #[test]
+    fn a_sync_main_calling_block_on_and_rocket_main_start_block_on_threads() {
+        let src = "pub struct Opts { threads: Option<usize> }\n\
+                   fn main() -> std::io::Result<()> {\n\
+                   let opts = Opts { threads: None };\n\
+                   let runtime = match opts.threads { Some(t) => tokio::runtime::Builder::new_multi_thread().worker_threads(t).build()?, None => tokio::runtime::Runtime::new()? };\n\
+                   match runtime.block_on(run(&opts)) { Err(e) => Err(e), res => res }\n\
+                   }\n\
+                   async fn run(_o: &Opts) -> std::io::Result<()> { std::fs::read(\"a\")?; startup().await; Ok(()) }\n\
+                   async fn startup() { std::fs::read(\"b\"); }\n\
+                   #[rocket::main]\n\
+                   async fn rocket_main() { std::fs::read(\"c\"); check().await; }\n\
+                   async fn check() { std::fs::read(\"d\"); }\n";
+        let b = |l: u32, root: &str| (l, "block_on".to_string(), root.to_string());
+        assert_eq!(
+            kinds(src),
+            [
+                b(7, "block_on thread"),
+                b(8, "block_on thread"),
+                b(10, "block_on thread"),
+                b(11, "block_on thread"),
+            ]
+        );
     }
 }

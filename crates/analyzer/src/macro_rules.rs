@@ -1,0 +1,602 @@
+//! Expansion of `macro_rules!` macros defined in the crate being lowered.
+//!
+//! Without it, a macro's arms are walked with every metavariable unknown: calls on `$me` stay
+//! unresolved, and a tt-muncher (html5ever's `go!`, which re-invokes itself and `shorthand!` for
+//! each step) is walked arm × arm at every invocation (96 000 unresolved calls on lemmy from those
+//! two macros alone). Here an invocation is matched against the arms in order, metavariables are
+//! bound to the invocation's tokens, and the first matching arm's transcriber is instantiated; the
+//! result is lowered like code written at the call site.
+//!
+//! Matching follows `macro_rules!`: arms are tried in order, and inside an arm there is no
+//! backtracking. Fragments are parsed with `syn` (`expr` with `syn::Expr`, `ty` with `syn::Type`,
+//! …). A repetition takes iterations greedily while its body matches a fork of the input; rustc
+//! decides with one token of lookahead, which agrees on the macros real code writes (it rejects
+//! the ambiguous ones). Not supported (the caller falls back to walking every arm): meta-variable
+//! expressions (`${count(x)}`), and macros from other crates.
+//!
+//! Hand-rolled: the one maintained implementation, rust-analyzer's `mbe` (published as
+//! `ra_ap_mbe`), works on rust-analyzer's own token trees and syntax tree, with no stable API; the
+//! matcher below is small because `syn` parses the fragments.
+
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use proc_macro2::{Delimiter, Group, Ident, Spacing, TokenStream, TokenTree};
+use syn::ext::IdentExt;
+use syn::parse::discouraged::Speculative;
+use syn::parse::{ParseStream, Parser};
+
+/// A `macro_rules!` definition: its arms, in order.
+#[derive(Debug, Clone)]
+pub struct MacroRules {
+    arms: Vec<Arm>,
+    /// Matching work done so far (arms tried × invocation tokens), against [`MAX_MATCH_WORK`].
+    spent: std::cell::Cell<usize>,
+}
+
+/// Matching work one macro may cost in one crate. A generated parser with hundreds of arms
+/// (typenum's `__op_internal__`: 26 000 expansions on lemmy, two minutes) stops being expanded
+/// here and falls back to the arm walk; macros that call blocking code are cheap to match.
+const MAX_MATCH_WORK: usize = 5_000_000;
+
+#[derive(Debug, Clone)]
+struct Arm {
+    matcher: Vec<Matcher>,
+    transcriber: TokenStream,
+}
+
+/// One element of an arm's matcher.
+#[derive(Debug, Clone)]
+enum Matcher {
+    /// A token that must appear as written (identifier, punctuation or literal, by text).
+    Token(TokenTree),
+    /// A delimited group whose contents match the inner matchers exactly.
+    Group(Delimiter, Vec<Matcher>),
+    /// `$name:kind`.
+    Fragment(String, Fragment),
+    /// `$( .. ) sep? op`.
+    Repeat {
+        body: Vec<Matcher>,
+        separator: Option<TokenTree>,
+        at_most_one: bool,
+        at_least_one: bool,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Fragment {
+    Ident,
+    Expr,
+    Ty,
+    Path,
+    Pat,
+    PatParam,
+    Stmt,
+    Block,
+    Item,
+    Literal,
+    Lifetime,
+    Meta,
+    Vis,
+    Tt,
+}
+
+impl Fragment {
+    fn from_name(name: &str) -> Option<Fragment> {
+        Some(match name {
+            "ident" => Fragment::Ident,
+            "expr" | "expr_2021" => Fragment::Expr,
+            "ty" => Fragment::Ty,
+            "path" => Fragment::Path,
+            "pat" => Fragment::Pat,
+            "pat_param" => Fragment::PatParam,
+            "stmt" => Fragment::Stmt,
+            "block" => Fragment::Block,
+            "item" => Fragment::Item,
+            "literal" => Fragment::Literal,
+            "lifetime" => Fragment::Lifetime,
+            "meta" => Fragment::Meta,
+            "vis" => Fragment::Vis,
+            "tt" => Fragment::Tt,
+            _ => return None,
+        })
+    }
+
+    /// Parses one fragment from `input` and returns its tokens.
+    fn parse(self, input: ParseStream) -> syn::Result<TokenStream> {
+        use quote::ToTokens;
+        Ok(match self {
+            Fragment::Ident => Ident::parse_any(input)?.into_token_stream(),
+            // An `expr` keeps its precedence where it is substituted (`$a * 2` with `a = 1 + 1`):
+            // rustc wraps it in an invisible group, and so does `syn`'s parser.
+            Fragment::Expr => {
+                let e: syn::Expr = input.parse()?;
+                TokenTree::Group(Group::new(Delimiter::None, e.into_token_stream())).into()
+            }
+            Fragment::Ty => input.parse::<syn::Type>()?.into_token_stream(),
+            Fragment::Path => input.parse::<syn::Path>()?.into_token_stream(),
+            Fragment::Pat => syn::Pat::parse_multi_with_leading_vert(input)?.into_token_stream(),
+            Fragment::PatParam => syn::Pat::parse_single(input)?.into_token_stream(),
+            Fragment::Stmt => parse_stmt(input)?,
+            Fragment::Block => input.parse::<syn::Block>()?.into_token_stream(),
+            Fragment::Item => input.parse::<syn::Item>()?.into_token_stream(),
+            Fragment::Literal => {
+                let mut out = TokenStream::new();
+                if input.peek(syn::Token![-]) {
+                    out.extend(input.parse::<syn::Token![-]>()?.into_token_stream());
+                }
+                out.extend(input.parse::<syn::Lit>()?.into_token_stream());
+                out
+            }
+            Fragment::Lifetime => input.parse::<syn::Lifetime>()?.into_token_stream(),
+            Fragment::Meta => input.parse::<syn::Meta>()?.into_token_stream(),
+            Fragment::Vis => input.parse::<syn::Visibility>()?.into_token_stream(),
+            Fragment::Tt => input.parse::<TokenTree>()?.into(),
+        })
+    }
+}
+
+/// A `stmt` fragment: a statement without its trailing semicolon (`let x = 1`, an item, an
+/// expression).
+fn parse_stmt(input: ParseStream) -> syn::Result<TokenStream> {
+    use quote::ToTokens;
+    if input.peek(syn::Token![let]) {
+        // `syn` parses `let` only as a whole statement with its `;`: collect the tokens up to
+        // the next top-level `;` or the end.
+        let mut out = TokenStream::new();
+        while !input.is_empty() && !input.peek(syn::Token![;]) {
+            out.extend(std::iter::once(input.parse::<TokenTree>()?));
+        }
+        return Ok(out);
+    }
+    if let Ok(item) = input.fork().parse::<syn::Item>() {
+        let _ = input.parse::<syn::Item>()?;
+        return Ok(item.into_token_stream());
+    }
+    Ok(input.parse::<syn::Expr>()?.into_token_stream())
+}
+
+/// What a metavariable is bound to: a fragment's tokens, or one binding per repetition.
+/// Shared (`Rc`): transcribing a repetition rebinds each name per iteration, and a tt-muncher's
+/// `$($rest:tt)*` holds thousands of tokens; copying them per iteration was quadratic.
+#[derive(Debug, Clone)]
+enum Binding {
+    One(TokenStream),
+    Seq(Rc<Vec<Binding>>),
+}
+
+type Bindings = HashMap<String, Binding>;
+
+impl MacroRules {
+    /// Parses a `macro_rules!` body (`(matcher) => { transcriber }; ..`). `None` when no arm
+    /// parses; arms using unsupported matcher syntax are dropped.
+    pub fn parse(body: TokenStream) -> Option<MacroRules> {
+        let tts: Vec<TokenTree> = body.into_iter().collect();
+        let mut arms = Vec::new();
+        let mut i = 0;
+        while i + 3 < tts.len() + 1 {
+            match (&tts[i], tts.get(i + 1), tts.get(i + 2), tts.get(i + 3)) {
+                (
+                    TokenTree::Group(m),
+                    Some(TokenTree::Punct(a)),
+                    Some(TokenTree::Punct(b)),
+                    Some(TokenTree::Group(t)),
+                ) if a.as_char() == '=' && b.as_char() == '>' => {
+                    if let Some(matcher) = parse_matcher(m.stream()) {
+                        arms.push(Arm {
+                            matcher,
+                            transcriber: t.stream(),
+                        });
+                    }
+                    i += 4;
+                }
+                _ => i += 1,
+            }
+        }
+        (!arms.is_empty()).then_some(MacroRules {
+            arms,
+            spent: std::cell::Cell::new(0),
+        })
+    }
+
+    /// Expands an invocation's tokens with the first arm that matches them. `$crate` becomes
+    /// `::crate_name`. `None` when no arm matches, the transcriber uses unsupported syntax, the
+    /// input is a data table ([`MAX_INPUT_TOKENS`]) or the macro has spent [`MAX_MATCH_WORK`].
+    pub fn expand(&self, input: &TokenStream, crate_name: &str) -> Option<TokenStream> {
+        let size = token_count(input, MAX_INPUT_TOKENS);
+        if size > MAX_INPUT_TOKENS || self.spent.get() > MAX_MATCH_WORK {
+            return None;
+        }
+        for arm in &self.arms {
+            self.spent.set(self.spent.get() + size.max(1));
+            let mut bindings = Bindings::new();
+            let matched = (|stream: ParseStream| match_all(&arm.matcher, stream, &mut bindings))
+                .parse2(input.clone());
+            if matched.is_ok() {
+                return transcribe(arm.transcriber.clone(), &bindings, crate_name);
+            }
+        }
+        None
+    }
+}
+
+/// Invocations longer than this are data tables (lookup tables, generated lists), not code
+/// whose calls matter; a tt-muncher over them would re-match the rest at every step.
+const MAX_INPUT_TOKENS: usize = 20_000;
+
+/// The number of tokens in a stream, groups' contents included, counting stops past `limit`.
+pub fn token_count(tokens: &TokenStream, limit: usize) -> usize {
+    let mut n = 0;
+    for tt in tokens.clone() {
+        n += 1;
+        if let TokenTree::Group(g) = &tt {
+            n += token_count(&g.stream(), limit);
+        }
+        if n > limit {
+            break;
+        }
+    }
+    n
+}
+
+fn parse_matcher(tokens: TokenStream) -> Option<Vec<Matcher>> {
+    let mut out = Vec::new();
+    let mut tts = tokens.into_iter().peekable();
+    while let Some(tt) = tts.next() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == '$' => match tts.next()? {
+                TokenTree::Ident(name) => {
+                    // `$name:kind`; a `$name` without a kind is not a valid matcher.
+                    match (tts.next()?, tts.next()?) {
+                        (TokenTree::Punct(colon), TokenTree::Ident(kind))
+                            if colon.as_char() == ':' =>
+                        {
+                            let fragment = Fragment::from_name(&kind.to_string())?;
+                            out.push(Matcher::Fragment(name.to_string(), fragment));
+                        }
+                        _ => return None,
+                    }
+                }
+                TokenTree::Group(g) if g.delimiter() == Delimiter::Parenthesis => {
+                    let body = parse_matcher(g.stream())?;
+                    let (separator, op) = repetition_tail(&mut tts)?;
+                    out.push(Matcher::Repeat {
+                        body,
+                        separator,
+                        at_most_one: op == '?',
+                        at_least_one: op == '+',
+                    });
+                }
+                _ => return None,
+            },
+            TokenTree::Group(g) => {
+                out.push(Matcher::Group(g.delimiter(), parse_matcher(g.stream())?))
+            }
+            other => out.push(Matcher::Token(other)),
+        }
+    }
+    Some(out)
+}
+
+/// After `$( .. )`: an optional separator token, then `*`, `+` or `?`.
+fn repetition_tail(
+    tts: &mut std::iter::Peekable<impl Iterator<Item = TokenTree>>,
+) -> Option<(Option<TokenTree>, char)> {
+    let is_op = |tt: &TokenTree| matches!(tt, TokenTree::Punct(p) if matches!(p.as_char(), '*' | '+' | '?'));
+    let first = tts.next()?;
+    if is_op(&first) {
+        // `$(..),*` has separator `,`; `$(..)*` none. A `?` can take no separator.
+        let TokenTree::Punct(p) = &first else {
+            return None;
+        };
+        return Some((None, p.as_char()));
+    }
+    let op = tts.next()?;
+    match &op {
+        TokenTree::Punct(p) if is_op(&op) => Some((Some(first), p.as_char())),
+        _ => None,
+    }
+}
+
+/// Matches the whole of `input` (the invocation, or a group's contents).
+fn match_all(matchers: &[Matcher], input: ParseStream, bindings: &mut Bindings) -> syn::Result<()> {
+    match_seq(matchers, input, bindings)?;
+    if input.is_empty() {
+        Ok(())
+    } else {
+        Err(input.error("unexpected tokens after the matcher"))
+    }
+}
+
+fn match_seq(matchers: &[Matcher], input: ParseStream, bindings: &mut Bindings) -> syn::Result<()> {
+    for m in matchers {
+        match m {
+            Matcher::Token(expected) => {
+                let found: TokenTree = input.parse()?;
+                if !same_token(expected, &found) {
+                    return Err(syn::Error::new(found.span(), "token differs"));
+                }
+            }
+            Matcher::Group(delim, inner) => {
+                let found: TokenTree = input.parse()?;
+                match found {
+                    TokenTree::Group(g) if g.delimiter() == *delim => {
+                        (|s: ParseStream| match_all(inner, s, bindings)).parse2(g.stream())?;
+                    }
+                    other => return Err(syn::Error::new(other.span(), "group expected")),
+                }
+            }
+            Matcher::Fragment(name, fragment) => {
+                let tokens = fragment.parse(input)?;
+                bindings.insert(name.clone(), Binding::One(tokens));
+            }
+            Matcher::Repeat {
+                body,
+                separator,
+                at_most_one,
+                at_least_one,
+            } => {
+                let mut iterations: Vec<Bindings> = Vec::new();
+                loop {
+                    let fork = input.fork();
+                    if !iterations.is_empty() {
+                        if let Some(sep) = separator {
+                            match fork.parse::<TokenTree>() {
+                                Ok(found) if same_token(sep, &found) => {}
+                                _ => break,
+                            }
+                        }
+                    }
+                    let mut inner = Bindings::new();
+                    let before = fork.cursor();
+                    if match_seq(body, &fork, &mut inner).is_err() {
+                        break;
+                    }
+                    // A body that matched nothing would repeat forever.
+                    if fork.cursor() == before {
+                        break;
+                    }
+                    input.advance_to(&fork);
+                    iterations.push(inner);
+                    if *at_most_one {
+                        break;
+                    }
+                }
+                if *at_least_one && iterations.is_empty() {
+                    return Err(input.error("repetition expects at least one"));
+                }
+                let mut names = Vec::new();
+                fragment_names(body, &mut names);
+                for name in names {
+                    let seq = iterations
+                        .iter_mut()
+                        .filter_map(|it| it.remove(&name))
+                        .collect();
+                    bindings.insert(name, Binding::Seq(Rc::new(seq)));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn fragment_names(matchers: &[Matcher], out: &mut Vec<String>) {
+    for m in matchers {
+        match m {
+            Matcher::Fragment(name, _) => out.push(name.clone()),
+            Matcher::Group(_, inner) | Matcher::Repeat { body: inner, .. } => {
+                fragment_names(inner, out)
+            }
+            Matcher::Token(_) => {}
+        }
+    }
+}
+
+fn same_token(a: &TokenTree, b: &TokenTree) -> bool {
+    match (a, b) {
+        (TokenTree::Ident(x), TokenTree::Ident(y)) => x == y,
+        (TokenTree::Punct(x), TokenTree::Punct(y)) => x.as_char() == y.as_char(),
+        (TokenTree::Literal(x), TokenTree::Literal(y)) => x.to_string() == y.to_string(),
+        _ => false,
+    }
+}
+
+/// Instantiates a transcriber with the bindings of one match.
+fn transcribe(tokens: TokenStream, bindings: &Bindings, crate_name: &str) -> Option<TokenStream> {
+    let mut out: Vec<TokenTree> = Vec::new();
+    let mut tts = tokens.into_iter().peekable();
+    while let Some(tt) = tts.next() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == '$' => match tts.next() {
+                Some(TokenTree::Ident(id)) if id == "crate" => {
+                    let krate = Ident::new(crate_name, id.span());
+                    out.extend(quote::quote!(::#krate));
+                }
+                Some(TokenTree::Ident(id)) => match bindings.get(&id.to_string()) {
+                    Some(Binding::One(value)) => out.extend(value.clone()),
+                    // A metavariable used at a shallower depth than it was bound: rustc rejects
+                    // the macro; an unbound one is written as is (rustc: the same).
+                    Some(Binding::Seq(_)) => return None,
+                    None => {
+                        out.push(TokenTree::Punct(p));
+                        out.push(TokenTree::Ident(id));
+                    }
+                },
+                Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis => {
+                    let (separator, _) = repetition_tail(&mut tts)?;
+                    let mut used = Vec::new();
+                    metavars_used(g.stream(), &mut used);
+                    let lengths: Vec<usize> = used
+                        .iter()
+                        .filter_map(|n| match bindings.get(n) {
+                            Some(Binding::Seq(s)) => Some(s.len()),
+                            _ => None,
+                        })
+                        .collect();
+                    // No repeated metavariable inside: rustc rejects it.
+                    let count = *lengths.first()?;
+                    if lengths.iter().any(|&l| l != count) {
+                        return None;
+                    }
+                    for i in 0..count {
+                        if i > 0 {
+                            if let Some(sep) = &separator {
+                                out.push(sep.clone());
+                            }
+                        }
+                        let mut inner = bindings.clone();
+                        for name in &used {
+                            if let Some(Binding::Seq(s)) = bindings.get(name) {
+                                inner.insert(name.clone(), s[i].clone());
+                            }
+                        }
+                        out.extend(transcribe(g.stream(), &inner, crate_name)?);
+                    }
+                }
+                // `${count(x)}` and other meta-variable expressions.
+                Some(TokenTree::Group(_)) => return None,
+                Some(other) => {
+                    out.push(TokenTree::Punct(p));
+                    out.push(other);
+                }
+                None => out.push(TokenTree::Punct(p)),
+            },
+            TokenTree::Group(g) => {
+                let mut group =
+                    Group::new(g.delimiter(), transcribe(g.stream(), bindings, crate_name)?);
+                group.set_span(g.span());
+                out.push(TokenTree::Group(group));
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out.into_iter().collect())
+}
+
+/// The names of the metavariables a transcriber fragment uses (`$name`), nested groups included.
+fn metavars_used(tokens: TokenStream, out: &mut Vec<String>) {
+    let mut tts = tokens.into_iter().peekable();
+    while let Some(tt) = tts.next() {
+        match tt {
+            TokenTree::Punct(p) if p.as_char() == '$' && p.spacing() == Spacing::Alone => {
+                if let Some(TokenTree::Ident(id)) = tts.peek() {
+                    if id != "crate" && !out.contains(&id.to_string()) {
+                        out.push(id.to_string());
+                    }
+                }
+            }
+            TokenTree::Group(g) => metavars_used(g.stream(), out),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn expand(rules: &str, input: &str) -> Option<String> {
+        let rules = MacroRules::parse(rules.parse().unwrap()).expect("rules parse");
+        rules
+            .expand(&input.parse().unwrap(), "demo")
+            .map(|t| sq(&t.to_string()))
+    }
+
+    /// Token text without whitespace: `Display` spacing depends on each punct's spacing.
+    fn sq(s: &str) -> String {
+        s.split_whitespace().collect()
+    }
+
+    #[test]
+    fn the_first_matching_arm_is_instantiated() {
+        let rules = "(slow $e:expr) => { sleep($e) }; (fast $e:expr) => { $e.quiet() }";
+        assert_eq!(expand(rules, "fast d"), Some(sq("d . quiet ()")));
+        assert_eq!(expand(rules, "slow 1"), Some(sq("sleep (1)")));
+        assert_eq!(expand(rules, "other d"), None);
+        // Trailing tokens no arm accounts for: no match.
+        assert_eq!(expand(rules, "fast d d"), None);
+    }
+
+    #[test]
+    fn repetitions_bind_one_value_per_iteration_with_separators() {
+        let rules = "($($x:expr),* $(,)?) => { $( f($x); )* }; ($($k:ident = $v:expr);+) => { $( g($k, $v) ),+ }";
+        assert_eq!(
+            expand(rules, "a, b.c(), 3,"),
+            Some(sq("f (a) ; f (b . c ()) ; f (3) ;"))
+        );
+        assert_eq!(expand(rules, ""), Some(sq("")));
+        assert_eq!(
+            expand(rules, "a = 1; b = 2"),
+            Some(sq("g (a , 1) , g (b , 2)"))
+        );
+    }
+
+    #[test]
+    fn nested_groups_and_fragments_of_every_common_kind_match() {
+        let rules = "($v:vis fn $name:ident($($arg:ident : $t:ty),*) -> $r:ty $body:block) => { $v fn $name($($arg: $t),*) -> $r $body }";
+        assert_eq!(
+            expand(
+                rules,
+                "pub fn f(a: u8, b: Vec<String>) -> usize { a.len() }"
+            ),
+            Some(sq(
+                "pub fn f (a : u8 , b : Vec < String >) -> usize { a . len () }"
+            ))
+        );
+        let rules = "($p:path, $l:literal, $lt:lifetime, $m:meta, $pat:pat) => { $p($l) }";
+        assert_eq!(
+            expand(rules, "a::b::<u8>, -1, 'x, derive(Debug), Some(_) | None"),
+            Some(sq("a :: b :: < u8 > (- 1)"))
+        );
+    }
+
+    #[test]
+    fn crate_paths_and_expression_precedence_are_kept() {
+        let rules = "($e:expr) => { $crate::io::run($e * 2) }";
+        let out = MacroRules::parse(rules.parse().unwrap())
+            .unwrap()
+            .expand(&"1 + 1".parse().unwrap(), "demo")
+            .unwrap();
+        // The expression stays one operand: an invisible group around `1 + 1`.
+        let parsed: syn::Expr = syn::parse2(out.clone()).unwrap();
+        let syn::Expr::Call(call) = parsed else {
+            panic!("{out}")
+        };
+        assert_eq!(
+            quote::ToTokens::to_token_stream(&call.func).to_string(),
+            ":: demo :: io :: run"
+        );
+        let syn::Expr::Binary(mul) = &call.args[0] else {
+            panic!("{out}")
+        };
+        assert!(matches!(&*mul.left, syn::Expr::Group(_)), "{out}");
+    }
+
+    #[test]
+    fn tt_munchers_match_one_step_at_a_time() {
+        let rules = "($me:ident :) => {}; ($me:ident : $s:ident $($rest:tt)*) => { $me.$s(); go!($me : $($rest)*); }";
+        assert_eq!(
+            expand(rules, "self: a b c"),
+            Some(sq("self . a () ; go ! (self : b c) ;"))
+        );
+        assert_eq!(expand(rules, "self:"), Some(sq("")));
+    }
+
+    #[test]
+    fn unsupported_or_malformed_macros_do_not_expand() {
+        // A metavariable expression.
+        assert_eq!(expand("($($x:ident)*) => { ${count(x)} }", "a b"), None);
+        // A repeated metavariable used outside its repetition.
+        assert_eq!(expand("($($x:ident)*) => { $x }", "a b"), None);
+        // Repetitions of different lengths driven together.
+        assert_eq!(
+            expand(
+                "($($x:ident)* ; $($y:ident)*) => { $( $x $y )* }",
+                "a b ; c"
+            ),
+            None
+        );
+        // Unknown fragment kinds drop the arm; no arm left: no rules.
+        assert!(MacroRules::parse("($x:nonsense) => { $x }".parse().unwrap()).is_none());
+    }
+}
