@@ -3,7 +3,8 @@
 //!
 //! The target's values come from `rustc --print cfg` (running the compiler driver to print its
 //! configuration executes nothing from the scanned repository). `test` is always off: code under
-//! `#[cfg(test)]` never runs on a production runtime.
+//! `#[cfg(test)]` never runs on a production runtime; nor does `debug_assertions` code (the
+//! release profile is what production runs).
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -57,9 +58,11 @@ impl CfgSet {
             ));
         }
         let mut set = CfgSet::parse_rustc_output(&String::from_utf8_lossy(&out.stdout));
-        // `rustc --print cfg` without `-C debug-assertions` still reports it on a dev profile;
-        // either way `test` is off by definition.
+        // Production is a release build: `debug_assertions` is off there (rustc reports it
+        // because its own default is the dev profile's), and `test` is off by definition. Code
+        // under `#[cfg(debug_assertions)]` and in `debug_assert!` never runs in production.
         set.names.remove("test");
+        set.names.remove("debug_assertions");
         Ok(set)
     }
 
@@ -243,5 +246,18 @@ mod tests {
         );
         assert!(text.contains("RUSTUP_TOOLCHAIN=stable"), "{text}");
         assert_eq!(super::tool_failure_text(b""), "no reason given on stderr");
+    }
+
+    /// The scan sees a release build: rustc's `debug_assertions` (on by its dev default) and
+    /// `test` are not in the target's set.
+    #[test]
+    fn the_target_set_is_a_release_build() {
+        let set = CfgSet::for_target(None, None).expect("rustc --print cfg");
+        assert!(
+            set.names.contains("unix") || set.names.contains("windows"),
+            "{set:?}"
+        );
+        assert!(!set.names.contains("debug_assertions"), "{set:?}");
+        assert!(!set.names.contains("test"), "{set:?}");
     }
 }

@@ -2332,6 +2332,24 @@ mod tests {
         assert!(sites.contains(&(4, "NB0101".into())), "{sites:?}");
     }
 
+    /// `debug_assert!` and `#[cfg(debug_assertions)]` code does not run in a release build; the
+    /// same call in `assert!` does.
+    #[test]
+    fn debug_assertions_are_not_production() {
+        let src = "pub async fn a(p: &std::path::Path) {\n\
+                   debug_assert!(std::fs::metadata(p).is_ok());\n\
+                   debug_assert_eq!(std::fs::read(p).unwrap(), b\"x\");\n\
+                   #[cfg(debug_assertions)] { let _ = std::fs::read(\"dbg\"); }\n\
+                   assert!(std::fs::metadata(p).is_ok());\n\
+                   }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let lines: Vec<u32> = crate::testutil::sites(&report)
+            .iter()
+            .map(|s| s.0)
+            .collect();
+        assert_eq!(lines, [5]);
+    }
+
     /// `.await` yields the future's output: an async fn's declared type (tokio's `Mutex::lock`,
     /// then the guard's `Deref`), `impl Future<Output = T>`, `Pin<Box<dyn Future<Output = T>>>`
     /// and the `Output` of a type's `Future` impl (tokio's `JoinHandle<T>`).
