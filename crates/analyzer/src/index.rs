@@ -81,7 +81,10 @@ pub enum TypeKind {
         fields: Vec<(String, IrType)>,
         generics: Vec<IrGeneric>,
     },
-    Enum,
+    Enum {
+        variants: Vec<(String, Vec<(String, IrType)>)>,
+        generics: Vec<IrGeneric>,
+    },
     Union,
     Trait {
         methods: BTreeMap<String, FnId>,
@@ -279,7 +282,9 @@ impl Index {
                     IrItemKind::Struct { fields, generics } => {
                         TypeKind::Struct { fields, generics }
                     }
-                    IrItemKind::Enum => TypeKind::Enum,
+                    IrItemKind::Enum { variants, generics } => {
+                        TypeKind::Enum { variants, generics }
+                    }
                     IrItemKind::Union => TypeKind::Union,
                     IrItemKind::TypeAlias { target, params } => TypeKind::Alias { target, params },
                     IrItemKind::Trait {
@@ -290,7 +295,10 @@ impl Index {
                             unit: lu.unit,
                             module: id,
                             name: t.name.clone(),
-                            kind: TypeKind::Enum,
+                            kind: TypeKind::Enum {
+                                variants: Vec::new(),
+                                generics: Vec::new(),
+                            },
                             inherent: BTreeMap::new(),
                             trait_impls: Vec::new(),
                         });

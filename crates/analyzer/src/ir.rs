@@ -142,6 +142,13 @@ pub struct IrPat {
     pub others: Vec<String>,
     /// `(a, b)`: element patterns, typed from a tuple's elements.
     pub tuple: Vec<IrPat>,
+    /// `Some(S::Server(c))`: the pattern inside `Ok(..)`/`Some(..)` when it is not a plain name.
+    #[serde(default)]
+    pub unwrap_pat: Option<Box<IrPat>>,
+    /// `S::Server(c)`: a tuple variant or tuple struct pattern, with its element patterns, typed
+    /// from the variant's fields.
+    #[serde(default)]
+    pub variant: Option<Box<(IrPath, Vec<IrPat>)>>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -303,7 +310,12 @@ pub enum IrItemKind {
         fields: Vec<(String, IrType)>,
         generics: Vec<IrGeneric>,
     },
-    Enum,
+    Enum {
+        /// Each variant's fields, named (`a: T`) or positional (`0: T`), so a pattern binding
+        /// a variant's payload (`S::Server(c)`) gets its type.
+        variants: Vec<(String, Vec<(String, IrType)>)>,
+        generics: Vec<IrGeneric>,
+    },
     Union,
     Trait {
         methods: Vec<IrFn>,

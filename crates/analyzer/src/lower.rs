@@ -126,11 +126,22 @@ impl<'a> Lowerer<'a> {
                     pos: pos(s.ident.span()),
                 });
             }
-            syn::Item::Enum(e) => module.types.push(IrTypeItem {
-                name: e.ident.to_string(),
-                kind: IrItemKind::Enum,
-                pos: pos(e.ident.span()),
-            }),
+            syn::Item::Enum(e) => {
+                let mut variants = Vec::new();
+                for mut v in e.variants {
+                    if self.cfg.keep(&mut v.attrs) {
+                        variants.push((v.ident.to_string(), self.lower_fields(v.fields)));
+                    }
+                }
+                module.types.push(IrTypeItem {
+                    name: e.ident.to_string(),
+                    kind: IrItemKind::Enum {
+                        variants,
+                        generics: self.lower_generics(&e.generics),
+                    },
+                    pos: pos(e.ident.span()),
+                })
+            }
             syn::Item::Union(u) => module.types.push(IrTypeItem {
                 name: u.ident.to_string(),
                 kind: IrItemKind::Union,
@@ -1192,11 +1203,17 @@ pub fn lower_pat(p: &syn::Pat) -> IrPat {
                     .is_some_and(|s| matches!(s.ident.to_string().as_str(), "Ok" | "Some")) =>
         {
             let inner = lower_pat(&ts.elems[0]);
-            pat.unwrap_ident = inner.ident;
-            pat.others = inner.others;
-            if let Some(u) = inner.unwrap_ident {
-                pat.others.push(u);
+            if inner.ident.is_some() {
+                pat.unwrap_ident = inner.ident;
+            } else {
+                pat.unwrap_pat = Some(Box::new(inner));
             }
+        }
+        syn::Pat::TupleStruct(ts) => {
+            pat.variant = Some(Box::new((
+                lower_path(&ts.path, ts.qself.as_ref()),
+                ts.elems.iter().map(lower_pat).collect(),
+            )));
         }
         other => collect_bindings(other, &mut pat.others),
     }

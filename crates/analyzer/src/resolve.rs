@@ -433,6 +433,14 @@ impl Walker<'_> {
             self.bind(n, Local::typed(ty));
         } else if let Some(n) = &pat.unwrap_ident {
             self.bind(n, Local::typed(ty.unwrap_result_like()));
+        } else if let Some(inner) = &pat.unwrap_pat {
+            self.bind_pat(inner, ty.unwrap_result_like());
+        } else if let Some(variant) = &pat.variant {
+            let (path, elems) = &**variant;
+            let fields = self.variant_fields(path, &ty);
+            for (i, p) in elems.iter().enumerate() {
+                self.bind_pat(p, fields.get(i).cloned().unwrap_or(Ty::Unknown));
+            }
         } else if !pat.tuple.is_empty() {
             let elems = match ty.peel_refs() {
                 Ty::Tuple(e) => e.clone(),
@@ -1166,7 +1174,7 @@ impl Walker<'_> {
                 return (Some(vec![target]), ret);
             }
             if let Ty::Adt(TyCon::Local(t), _) = &ty {
-                if matches!(self.index.types[*t].kind, TypeKind::Enum)
+                if matches!(self.index.types[*t].kind, TypeKind::Enum { .. })
                     && self.assoc_targets(&ty, &method).is_empty()
                 {
                     return (None, ty); // an enum variant
@@ -1661,6 +1669,63 @@ impl Walker<'_> {
             }
         }
         Ty::Unknown
+    }
+
+    /// The field types of the tuple variant (`S::Server`) or tuple struct (`Wrapper`) a pattern
+    /// names, with the scrutinee's type arguments substituted when it is the same type.
+    fn variant_fields(&mut self, path: &IrPath, scrutinee: &Ty) -> Vec<Ty> {
+        if let Some((last, rest)) = path.segments.split_last() {
+            if !rest.is_empty() {
+                let owner = IrPath {
+                    segments: rest.to_vec(),
+                    ..path.clone()
+                };
+                if let Some(fields) = self.payload_types(&owner, Some(&last.name), scrutinee) {
+                    return fields;
+                }
+            }
+        }
+        self.payload_types(path, None, scrutinee)
+            .unwrap_or_default()
+    }
+
+    /// The field types of variant `variant` of the enum at `owner`, or (`None`) of the struct at
+    /// `owner`; `None` when `owner` is not such a type of the analysed graph.
+    fn payload_types(
+        &mut self,
+        owner: &IrPath,
+        variant: Option<&str>,
+        scrutinee: &Ty,
+    ) -> Option<Vec<Ty>> {
+        let Ty::Adt(TyCon::Local(tid), mut args) = self.resolve_ty(&IrType::Path(owner.clone()))
+        else {
+            return None;
+        };
+        if let Ty::Adt(TyCon::Local(s), sargs) = scrutinee.peel_refs() {
+            if *s == tid {
+                args = sargs.clone();
+            }
+        }
+        let def = &self.index.types[tid];
+        let (fields, generics) = match (&def.kind, variant) {
+            (TypeKind::Enum { variants, generics }, Some(v)) => {
+                (&variants.iter().find(|(n, _)| n == v)?.1, generics)
+            }
+            (TypeKind::Struct { fields, generics }, None) => (fields, generics),
+            _ => return None,
+        };
+        let this = Ty::Adt(TyCon::Local(tid), args.clone());
+        Some(
+            fields
+                .iter()
+                .map(|(_, ft)| {
+                    let resolved = self
+                        .index
+                        .resolve_type(def.module, ft, generics, Some(&this));
+                    substitute(&resolved, generics, &args)
+                })
+                .collect(),
+        )
     }
 
     fn field_type(&self, t: &Ty, field: &str) -> Ty {
@@ -2348,6 +2413,32 @@ mod tests {
             .map(|s| s.0)
             .collect();
         assert_eq!(lines, [5]);
+    }
+
+    /// A tuple variant or tuple struct pattern types its bindings from the payload's fields:
+    /// `Some(S::Server(c)) => c.run()` reaches `server::Options::run` only, a generic enum's
+    /// payload takes the scrutinee's argument, and a tuple struct pattern unwraps its field.
+    #[test]
+    fn variant_patterns_type_their_payloads() {
+        let src = "pub struct Disk; impl Disk { pub fn flush(&self) { let _ = std::fs::write(\"d\", \"x\"); } }\n\
+                   pub struct Mem; impl Mem { pub fn flush(&self) {} }\n\
+                   pub enum S { Server(Disk), Worker(Mem) }\n\
+                   pub enum E<T> { A(T), B }\n\
+                   pub struct Wrapper(pub Disk);\n\
+                   pub async fn a(s: Option<S>) { match s { Some(S::Server(c)) => c.flush(), _ => {} } }\n\
+                   pub async fn b(s: S) { if let S::Worker(m) = s { m.flush(); } }\n\
+                   pub async fn c(e: E<Disk>) { if let E::A(d) = e { d.flush(); } }\n\
+                   pub async fn d(w: Wrapper) { let Wrapper(inner) = w; inner.flush(); }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let lines: Vec<u32> = crate::testutil::sites(&report)
+            .iter()
+            .map(|s| s.0)
+            .collect();
+        assert_eq!(lines, [6, 8, 9]);
+        assert_eq!(
+            report.stats.unresolved_by_reason.get("unknown_receiver"),
+            Some(&0)
+        );
     }
 
     /// `.await` yields the future's output: an async fn's declared type (tokio's `Mutex::lock`,
