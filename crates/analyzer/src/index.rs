@@ -106,6 +106,8 @@ pub struct TypeDef {
     pub inherent: BTreeMap<String, Vec<FnId>>,
     /// Trait impls for this type (self type resolved to it).
     pub trait_impls: Vec<ImplId>,
+    /// Traits named by the type's `#[derive(..)]` (unresolved paths, looked up in `module`).
+    pub derives: Vec<IrPath>,
 }
 
 #[derive(Debug)]
@@ -301,6 +303,7 @@ impl Index {
                             },
                             inherent: BTreeMap::new(),
                             trait_impls: Vec::new(),
+                            derives: Vec::new(),
                         });
                         let mut by_name = BTreeMap::new();
                         for mf in methods {
@@ -333,6 +336,7 @@ impl Index {
                     kind,
                     inherent: BTreeMap::new(),
                     trait_impls: Vec::new(),
+                    derives: t.derives,
                 });
                 self.modules[id]
                     .items

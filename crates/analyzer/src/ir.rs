@@ -334,6 +334,10 @@ pub struct IrTypeItem {
     pub name: String,
     pub kind: IrItemKind,
     pub pos: Pos,
+    /// The traits a `#[derive(..)]` implements (`clap::Parser`): the generated impl is never
+    /// seen (proc macros do not run), so `Options::parse()` resolves to the trait's method.
+    #[serde(default)]
+    pub derives: Vec<IrPath>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]

@@ -124,6 +124,7 @@ impl<'a> Lowerer<'a> {
                         generics: self.lower_generics(&s.generics),
                     },
                     pos: pos(s.ident.span()),
+                    derives: derived_traits(&s.attrs),
                 });
             }
             syn::Item::Enum(e) => {
@@ -140,12 +141,14 @@ impl<'a> Lowerer<'a> {
                         generics: self.lower_generics(&e.generics),
                     },
                     pos: pos(e.ident.span()),
+                    derives: derived_traits(&e.attrs),
                 })
             }
             syn::Item::Union(u) => module.types.push(IrTypeItem {
                 name: u.ident.to_string(),
                 kind: IrItemKind::Union,
                 pos: pos(u.ident.span()),
+                derives: Vec::new(),
             }),
             syn::Item::Type(t) => module.types.push(IrTypeItem {
                 name: t.ident.to_string(),
@@ -158,6 +161,7 @@ impl<'a> Lowerer<'a> {
                         .collect(),
                 },
                 pos: pos(t.ident.span()),
+                derives: Vec::new(),
             }),
             syn::Item::Trait(t) => {
                 let mut methods = Vec::new();
@@ -184,6 +188,7 @@ impl<'a> Lowerer<'a> {
                         supertraits,
                     },
                     pos: pos(t.ident.span()),
+                    derives: Vec::new(),
                 });
             }
             syn::Item::Impl(imp) => {
@@ -1103,6 +1108,17 @@ pub fn lower_type(t: &syn::Type) -> IrType {
         syn::Type::Infer(_) => IrType::Infer,
         _ => IrType::Other,
     }
+}
+
+/// The paths a type's `#[derive(..)]` attributes name (`Parser`, `clap::Parser`, `Debug`).
+fn derived_traits(attrs: &[syn::Attribute]) -> Vec<IrPath> {
+    let mut out = Vec::new();
+    for a in attrs.iter().filter(|a| a.path().is_ident("derive")) {
+        if let Ok(paths) = a.parse_args_with(Punctuated::<syn::Path, Token![,]>::parse_terminated) {
+            out.extend(paths.iter().map(|p| lower_path(p, None)));
+        }
+    }
+    out
 }
 
 /// An attribute's path as its segments' names (`#[tokio::main]` → `["tokio", "main"]`).

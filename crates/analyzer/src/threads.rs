@@ -261,6 +261,13 @@ pub(crate) fn mark_block_on_roots(
             Some(p) => bodies[b].kind == BodyKind::AsyncBlock && bodies[b].pos == p,
         })
     };
+    // A sync fn that may build a current-thread runtime (`Builder::new_current_thread()`, even
+    // beside a multi-thread one chosen at run time, as atuin's client does) may run its
+    // `block_on` on the only worker: its argument stays a worker root.
+    let builds_current_thread: BTreeMap<FnId, bool> = polling_of
+        .keys()
+        .map(|&f| (f, mentions_current_thread(index.fns[f].ir.body.as_ref())))
+        .collect();
     // A `block_on` call runs its argument on the thread that makes the call: the block_on
     // thread when the call is written in a block_on-thread body, or in sync code no worker root
     // reaches (a `main`, a tool's client); on that worker otherwise (`futures::executor::
@@ -271,7 +278,7 @@ pub(crate) fn mark_block_on_roots(
                               worker: &[bool]| {
         match body_of(owner, ctx) {
             Some(b) if bodies[b].root.is_some() => on_thread.contains(&b),
-            Some(_) => !worker[owner],
+            Some(_) => !worker[owner] && !builds_current_thread[&owner],
             None => false,
         }
     };
@@ -399,6 +406,20 @@ fn closure(
     out
 }
 
+/// Whether a body builds a current-thread runtime (`Builder::new_current_thread()`).
+fn mentions_current_thread(body: Option<&IrBlock>) -> bool {
+    body.is_some_and(|b| {
+        b.any(&mut |e| match e {
+            IrExpr::MethodCall { method, .. } => method == "new_current_thread",
+            IrExpr::Path(p, _) => p
+                .segments
+                .last()
+                .is_some_and(|s| s.name == "new_current_thread"),
+            _ => false,
+        })
+    })
+}
+
 /// Whether a body names `block_on` anywhere (a cheap filter before the scan).
 pub(crate) fn mentions_block_on(body: Option<&IrBlock>) -> bool {
     body.is_some_and(|b| {
@@ -490,7 +511,8 @@ mod tests {
     /// A sync `main` that builds its runtime and calls `runtime.block_on(run(&opts))` (lychee,
     /// matrix-authentication-service) has no async block: it must still be scanned, or `run` and
     /// everything only it awaits would be taken for worker roots. `#[rocket::main]` is tokio's
-    /// multi-thread `block_on` too.
+    /// multi-thread `block_on` too. A fn that may build a current-thread runtime (atuin's client
+    /// picks one at run time) keeps what it runs a worker root.
     #[test]
     fn a_sync_main_calling_block_on_and_rocket_main_start_block_on_threads() {
         let src = "pub struct Opts { threads: Option<usize> }\n\
@@ -503,7 +525,12 @@ mod tests {
                    async fn startup() { std::fs::read(\"b\"); }\n\
                    #[rocket::main]\n\
                    async fn rocket_main() { std::fs::read(\"c\"); check().await; }\n\
-                   async fn check() { std::fs::read(\"d\"); }\n";
+                   async fn check() { std::fs::read(\"d\"); }\n\
+                   fn cli(multi: bool) {\n\
+                   let mut b = if multi { tokio::runtime::Builder::new_multi_thread() } else { tokio::runtime::Builder::new_current_thread() };\n\
+                   b.build().unwrap().block_on(command());\n\
+                   }\n\
+                   async fn command() { std::fs::read(\"e\"); }\n";
         let b = |l: u32, root: &str| (l, "block_on".to_string(), root.to_string());
         assert_eq!(
             kinds(src),
@@ -512,6 +539,8 @@ mod tests {
                 b(8, "block_on thread"),
                 b(10, "block_on thread"),
                 b(11, "block_on thread"),
+                // A runtime that may be current-thread: its block_on thread is the worker.
+                (16, "worker".to_string(), "async fn".to_string()),
             ]
         );
     }
