@@ -168,6 +168,11 @@ pub struct Index {
     /// Path resolutions the import fixpoint performed (one per `use` per pass): the work count
     /// the scaling regression test checks grows linearly with the number of imports.
     pub import_work: usize,
+    /// Crates whose source is not analysed because they are proc-macro crates: everything they
+    /// export is a macro, so a name imported from one (`pub use clap_derive::Parser`) lives in
+    /// the macro namespace and does not hide a type or trait of the same name from a glob
+    /// (`pub use clap_builder::*`'s trait `Parser`).
+    pub macro_crates: BTreeSet<String>,
 }
 
 /// A unit's lowered modules, as the loader produced them.
@@ -186,6 +191,13 @@ impl Index {
     pub fn build(ws: &Workspace, loaded: Vec<LoadedUnit>) -> Index {
         let mut index = Index::default();
         // Units first so cross-unit references can be filled in by id.
+        for unit in &ws.units {
+            for dep in unit.deps.values() {
+                if let DepTarget::Opaque(name) = dep {
+                    index.macro_crates.insert(name.clone());
+                }
+            }
+        }
         for (u, unit) in ws.units.iter().enumerate() {
             index.units.push(UnitIndex {
                 root: usize::MAX,
@@ -694,7 +706,13 @@ impl Index {
                 found.push(r.clone());
             }
         }
-        if found.len() > before || depth >= MAX_RESOLVE_DEPTH {
+        let only_macros = found[before..].iter().all(|r| match r {
+            Res::External(p) | Res::ExternalRoot(p) => {
+                p.first().is_some_and(|c| self.macro_crates.contains(c))
+            }
+            _ => false,
+        });
+        if (found.len() > before && !only_macros) || depth >= MAX_RESOLVE_DEPTH {
             return;
         }
         for g in &m.globs {
@@ -866,13 +884,18 @@ impl Index {
 
     pub fn resolve_trait(&self, module: ModId, p: &IrPath) -> TraitRef {
         let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
-        for r in self.resolve_path_in(module, &names, p.leading_colon, 0) {
-            match r {
-                Res::Type(t) if matches!(self.types[t].kind, TypeKind::Trait { .. }) => {
-                    return TraitRef::Local(t)
+        let found = self.resolve_path_in(module, &names, p.leading_colon, 0);
+        // A trait of the graph first: a derive macro of the same name may be found beside it.
+        for r in &found {
+            if let Res::Type(t) = r {
+                if matches!(self.types[*t].kind, TypeKind::Trait { .. }) {
+                    return TraitRef::Local(*t);
                 }
-                Res::External(p) => return TraitRef::External(p.join("::")),
-                _ => {}
+            }
+        }
+        for r in found {
+            if let Res::External(p) = r {
+                return TraitRef::External(p.join("::"));
             }
         }
         TraitRef::External(names.join("::"))

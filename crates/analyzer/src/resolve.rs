@@ -2486,6 +2486,34 @@ mod tests {
         assert_eq!(reasons.get("unknown_receiver"), Some(&0), "{reasons:?}");
     }
 
+    /// clap's layout: `pub use clap_derive::Parser` (a proc-macro crate: a macro) beside `pub use
+    /// clap_builder::*` (the trait `Parser`). The macro import must not hide the glob's trait,
+    /// or `#[derive(Parser)]` then `Options::parse()` stays unresolved.
+    #[test]
+    fn a_derive_macro_import_does_not_hide_the_trait_of_the_same_name() {
+        let src = "pub mod cli { pub use my_derive::Parser; pub use self::traits::*; pub mod traits { pub trait Parser: Sized { fn parse() -> Self { loop {} } } } }\n\
+                   use cli::Parser;\n\
+                   #[derive(Parser)] pub struct Options;\n\
+                   impl Options { pub fn persist(&self) { let _ = std::fs::write(\"o\", \"x\"); } }\n\
+                   pub async fn a() { let opts = Options::parse(); opts.persist(); }\n";
+        let (mut ws, _scratch) = crate::testutil::scratch_workspace(
+            "derive-macro-import",
+            src,
+            crate::discover::SourceKind::Workspace,
+            false,
+        );
+        ws.units[0].deps.insert(
+            "my_derive".into(),
+            crate::discover::DepTarget::Opaque("my_derive".into()),
+        );
+        let report = crate::testutil::analyze_workspace_of(&ws);
+        let lines: Vec<u32> = crate::testutil::sites(&report)
+            .iter()
+            .map(|s| s.0)
+            .collect();
+        assert_eq!(lines, [5]);
+    }
+
     /// `.await` yields the future's output: an async fn's declared type (tokio's `Mutex::lock`,
     /// then the guard's `Deref`), `impl Future<Output = T>`, `Pin<Box<dyn Future<Output = T>>>`
     /// and the `Output` of a type's `Future` impl (tokio's `JoinHandle<T>`).
