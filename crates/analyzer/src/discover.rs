@@ -32,6 +32,11 @@ pub struct PackageInfo {
     pub is_member: bool,
     /// Roots (async contexts) are reported from this package (`-p` / `--exclude` select them).
     pub report_roots: bool,
+    /// A member library that other members use only as a dev-dependency (a test kit such as
+    /// kanidm's `kanidmd_testkit`), with no binary of its own: its code runs only under tests,
+    /// so its functions are not roots ([`crate::roots::is_test_support`]). Still analysed: a
+    /// production caller would reach it as an ordinary callee.
+    pub test_support: bool,
     pub source: SourceKind,
     pub features: Vec<String>,
 }
@@ -252,6 +257,39 @@ fn dev_only_features(
     dev
 }
 
+/// Whether `pkg` is a library that members depend on, each of them as a dev-dependency only, and
+/// that has no binary target: code that only tests run. A library nobody in the workspace
+/// depends on is not one (it may be the published API).
+fn used_only_by_dev_dependents(
+    pkg: &cargo_metadata::Package,
+    members: &BTreeSet<&cargo_metadata::PackageId>,
+    nodes: &BTreeMap<&cargo_metadata::PackageId, &cargo_metadata::Node>,
+) -> bool {
+    if pkg
+        .targets
+        .iter()
+        .any(|t| t.kind.contains(&TargetKind::Bin))
+    {
+        return false;
+    }
+    let mut dependents = 0;
+    for m in members {
+        let Some(node) = nodes.get(m) else { continue };
+        for dep in node.deps.iter().filter(|d| d.pkg == pkg.id) {
+            dependents += 1;
+            let dev_only = !dep.dep_kinds.is_empty()
+                && dep
+                    .dep_kinds
+                    .iter()
+                    .all(|k| k.kind == DependencyKind::Development);
+            if !dev_only {
+                return false;
+            }
+        }
+    }
+    dependents > 0
+}
+
 fn build_workspace(
     metadata: &cargo_metadata::Metadata,
     target_cfg: &CfgSet,
@@ -357,6 +395,7 @@ fn build_workspace(
                 .exclude
                 .iter()
                 .any(|s| matches_spec(s, &pkg.name, &pkg.version.to_string()));
+        let test_support = is_member && used_only_by_dev_dependents(pkg, &members, &nodes);
         let dev_only = if opts.all_features {
             BTreeSet::new()
         } else {
@@ -385,6 +424,7 @@ fn build_workspace(
             manifest_dir,
             is_member,
             report_roots,
+            test_support,
             source,
             features: features.clone(),
         });

@@ -115,6 +115,9 @@ struct Leaves {
     system_ffi: BTreeSet<FnId>,
     /// Per function: the closure parameters it calls before returning.
     calls_param: Vec<BTreeSet<usize>>,
+    /// Per function: the parameters stored in the value it returns (a combinator's closure,
+    /// called when that value is polled or iterated: [`crate::stored`]).
+    returns_param: Vec<BTreeSet<usize>>,
     boundary: BTreeMap<FnId, BTreeSet<usize>>,
     opaque: BTreeSet<FnId>,
     /// One-time initialisers of analysed crates (`init` in `rules/runtime.toml`: once_cell's
@@ -138,8 +141,17 @@ pub fn build(
 ) -> CallGraph {
     let spawners = spawners(index, rules, &resolved);
     let mut spawned = BTreeSet::new();
+    let mut spawn_sites = BTreeSet::new();
     for b in resolved.iter_mut().flatten() {
-        detach_spawned(index, rules, &spawners, &mut b.calls, &mut spawned);
+        let owner = b.owner;
+        detach_spawned(
+            index,
+            rules,
+            &spawners,
+            (owner, &mut b.calls),
+            &mut spawned,
+            &mut spawn_sites,
+        );
     }
     let member_unit: Vec<bool> = index
         .units
@@ -148,6 +160,7 @@ pub fn build(
         .collect();
     let mut leaves = leaves(index, rules, &member_unit);
     leaves.calls_param = called_params(&resolved);
+    leaves.returns_param = crate::stored::returned_params(index, &resolved);
     infer_wrappers(index, rules, &resolved, &mut leaves);
     let report_unit: Vec<bool> = index
         .units
@@ -171,6 +184,8 @@ pub fn build(
         if !dedicated.is_empty() && report_unit[unit] {
             off_worker.extend(dedicated.spawned_bodies(index, f, &fn_bodies));
         }
+        // Test kits and `_for_tests` helpers hold no root; production callers still reach them.
+        let reports_here = report_unit[unit] && !crate::roots::is_test_support(ws, index, f, roots);
         for (body_index, b) in fn_bodies.into_iter().enumerate() {
             let mut calls = Vec::new();
             let calls_closure_values = calls_closure_value(&b.calls);
@@ -190,9 +205,9 @@ pub fn build(
             }
             call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
             let root = if in_init.contains(&body_index) {
-                (report_unit[unit] && rules.report_init && !off_worker.contains(&body_index))
+                (reports_here && rules.report_init && !off_worker.contains(&body_index))
                     .then_some(RootKind::InitAsync)
-            } else if report_unit[unit] && !off_worker.contains(&body_index) {
+            } else if reports_here && !off_worker.contains(&body_index) {
                 root_kind(index, f, b.kind).or_else(|| {
                     (b.kind == BodyKind::Fn && roots.contains(&index.fn_display(f)))
                         .then_some(RootKind::Configured)
@@ -212,7 +227,7 @@ pub fn build(
             });
         }
     }
-    crate::threads::mark_block_on_roots(index, &mut bodies, &fn_body, &spawned);
+    crate::threads::mark_block_on_roots(index, &mut bodies, &fn_body, &spawned, &spawn_sites);
     let helpers = guard_helpers(rules, &bodies, &fn_body);
     if !helpers.is_empty() {
         for b in &mut bodies {
@@ -281,13 +296,16 @@ fn is_spawner(rules: &RuleDb, spawners: &BTreeSet<FnId>, t: &Target) -> bool {
 /// async-fn calls written in a spawner call's arguments (`CallSite::args_from` up to the call)
 /// lose their edge. Sync calls there (`tokio::spawn(make_future(load()))`) still run in the
 /// caller and keep it. Applied to every call list, closure arguments' included. The async fns
-/// detached are added to `spawned`: they run as tasks on a worker ([`crate::threads`]).
+/// detached are added to `spawned`: they run as tasks on a worker ([`crate::threads`]); the
+/// spawner calls' positions (with their owner) to `spawn_sites`, so that an async block written in
+/// one (`tokio::spawn(async {..}).await`) is not taken for a future the caller polls.
 fn detach_spawned(
     index: &Index,
     rules: &RuleDb,
     spawners: &BTreeSet<FnId>,
-    calls: &mut [CallSite],
+    (owner, calls): (FnId, &mut [CallSite]),
     spawned: &mut BTreeSet<FnId>,
+    spawn_sites: &mut BTreeSet<(FnId, Pos)>,
 ) {
     for i in 0..calls.len() {
         if calls[i]
@@ -295,6 +313,7 @@ fn detach_spawned(
             .iter()
             .any(|t| is_spawner(rules, spawners, t))
         {
+            spawn_sites.insert((owner, calls[i].pos));
             let from = calls[i].args_from.min(i);
             for arg_call in &mut calls[from..i] {
                 arg_call.targets.retain(|t| match t {
@@ -307,7 +326,14 @@ fn detach_spawned(
             }
         }
         for ca in &mut calls[i].closure_args {
-            detach_spawned(index, rules, spawners, &mut ca.calls, spawned);
+            detach_spawned(
+                index,
+                rules,
+                spawners,
+                (owner, &mut ca.calls),
+                spawned,
+                spawn_sites,
+            );
         }
     }
 }
@@ -493,6 +519,7 @@ fn leaves(index: &Index, rules: &RuleDb, member_unit: &[bool]) -> Leaves {
         api,
         system_ffi,
         calls_param: Vec::new(),
+        returns_param: Vec::new(),
         boundary,
         opaque: opaque_fns(index, rules),
         init: resolve_all_paths(index, &rules.init),
@@ -519,7 +546,9 @@ fn resolve_all_paths(index: &Index, paths: &[String]) -> BTreeSet<FnId> {
 fn runs_closure_arg(index: &Index, leaves: &Leaves, target: &Target, arg: usize) -> bool {
     match target {
         Target::Fn(f, _) => {
-            index.fns[*f].ir.body.is_none() || leaves.calls_param[*f].contains(&arg)
+            index.fns[*f].ir.body.is_none()
+                || leaves.calls_param[*f].contains(&arg)
+                || leaves.returns_param[*f].contains(&arg)
         }
         Target::External(p, _) => !is_storing_constructor(p),
         _ => true,
@@ -542,7 +571,7 @@ fn calls_closure_value(calls: &[CallSite]) -> bool {
 }
 
 /// std constructors that store their argument instead of calling it.
-fn is_storing_constructor(path: &str) -> bool {
+pub(crate) fn is_storing_constructor(path: &str) -> bool {
     let Some((ty, f)) = path.rsplit_once("::") else {
         return false;
     };

@@ -207,8 +207,21 @@ impl Index {
             });
             let _ = u;
         }
+        // `extern crate dep;` binds the dependency's root module, which exists only once the
+        // dependency's unit is added: a crate that sorts before its dependency (kanidm's
+        // `kanidmd_core` before `kanidmd_lib`) would otherwise bind an unanalysed name.
+        let mut extern_crates = Vec::new();
         for lu in loaded {
-            index.add_unit(lu);
+            index.add_unit(lu, &mut extern_crates);
+        }
+        for (module, key, name) in extern_crates {
+            let unit = index.modules[module].unit;
+            let res = if name == "self" {
+                vec![Res::Module(index.units[unit].root)]
+            } else {
+                index.extern_crate(unit, &name)
+            };
+            index.modules[module].imports.insert(key, res);
         }
         index.resolve_imports();
         index.resolve_impls();
@@ -221,7 +234,9 @@ impl Index {
         index
     }
 
-    fn add_unit(&mut self, lu: LoadedUnit) {
+    /// Adds one unit's modules and items; its `extern crate` declarations go to `extern_crates`
+    /// (module, bound name, crate name), bound once every unit is in.
+    fn add_unit(&mut self, lu: LoadedUnit, extern_crates: &mut Vec<(ModId, String, String)>) {
         let mut by_path: BTreeMap<Vec<String>, ModId> = BTreeMap::new();
         for m in lu.modules {
             let id = self.modules.len();
@@ -258,12 +273,7 @@ impl Index {
             }
             for (name, alias) in m.extern_crates {
                 let key = alias.clone().unwrap_or_else(|| name.clone());
-                let res = if name == "self" {
-                    vec![Res::Module(self.units[lu.unit].root)]
-                } else {
-                    self.extern_crate(lu.unit, &name)
-                };
-                self.modules[id].imports.insert(key, res);
+                extern_crates.push((id, key, name));
             }
             for f in m.fns {
                 let fid = self.push_fn(lu.unit, id, m.file as usize, FnOwner::Free, false, f);

@@ -28,6 +28,7 @@ pub mod resolve;
 pub mod roots;
 pub mod rules;
 pub mod scope;
+pub mod stored;
 pub mod suppress;
 pub mod synthetic;
 pub mod threads;
@@ -216,6 +217,7 @@ pub fn analyze_workspace(
             count_unresolved(&b.calls, &mut unresolved_by_reason);
         }
     }
+    trace_unresolved(&ws, &index, &files, &resolved);
     lap("resolve", &mut phases);
     progress.phase("graph", 0);
 
@@ -320,6 +322,56 @@ fn member_sources(
                 })
         })
         .collect()
+}
+
+/// A developer's aid for resolution work: `NONBLOCK_TRACE_UNRESOLVED=<path substring>` prints
+/// every unresolved call of the resolved functions whose file path contains the substring to
+/// stderr (`path:line:col: reason target`), sorted. Never part of any report.
+fn trace_unresolved(
+    ws: &discover::Workspace,
+    index: &index::Index,
+    files: &[load::SourceFile],
+    resolved: &[Vec<resolve::Body>],
+) {
+    let Ok(filter) = std::env::var("NONBLOCK_TRACE_UNRESOLVED") else {
+        return;
+    };
+    fn collect(calls: &[resolve::CallSite], path: &str, out: &mut Vec<String>) {
+        for c in calls {
+            for t in &c.targets {
+                let what = match t {
+                    resolve::Target::Unresolved(u) => u.as_str().to_string(),
+                    resolve::Target::UnknownMethod(m, _) => format!("unknown_receiver .{m}()"),
+                    other if std::env::var_os("NONBLOCK_TRACE_ALL").is_some() => {
+                        format!("resolved {other:?}")
+                    }
+                    _ => continue,
+                };
+                out.push(format!("{path}:{}:{}: {what}", c.pos.line, c.pos.column));
+            }
+            for ca in &c.closure_args {
+                collect(&ca.calls, path, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (f, bodies) in resolved.iter().enumerate() {
+        let Some(file) = files.get(index.fns[f].file) else {
+            continue;
+        };
+        let path = ws.display_path(&file.path);
+        if !path.contains(&filter) {
+            continue;
+        }
+        for b in bodies {
+            collect(&b.calls, &path, &mut out);
+        }
+    }
+    out.sort();
+    out.dedup();
+    for line in out {
+        eprintln!("unresolved: {line}");
+    }
 }
 
 fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usize>) {

@@ -33,6 +33,7 @@ pub fn candidates(ws: &Workspace, index: &Index, configured: &[String]) -> Vec<F
                 return false;
             };
             report_unit[def.unit]
+                && !is_test_support(ws, index, f, configured)
                 && (crate::graph::root_kind(index, f, BodyKind::Fn).is_some()
                     || def.ir.attrs.runtime_entry
                     || (!configured.is_empty() && configured.contains(&index.fn_display(f)))
@@ -42,6 +43,63 @@ pub fn candidates(ws: &Workspace, index: &Index, configured: &[String]) -> Vec<F
                     || AsyncScan::new(index, def.module).block(body))
         })
         .collect()
+}
+
+/// Module names that hold code for tests only, when `#[cfg(test)]` does not say so: helpers
+/// that test modules of *other* crates import (`pub mod testkit;`, `pub mod test_utils;`).
+const TEST_MODULES: &[&str] = &[
+    "test",
+    "tests",
+    "testing",
+    "testkit",
+    "testutil",
+    "testutils",
+    "test_util",
+    "test_utils",
+    "test_helper",
+    "test_helpers",
+    "test_support",
+];
+
+/// Whether a workspace function is test support rather than production code, and so holds no
+/// root (issue 16: code built only for tests is not production). Three signs, any of which will
+/// do:
+/// - its package is a library that other members use only as a dev-dependency
+///   ([`crate::discover::PackageInfo::test_support`]);
+/// - its crate or one of its modules is named like a test kit ([`TEST_MODULES`], a `test_` prefix
+///   or a `_test(s)` suffix), e.g. kanidm's `kanidmd_lib::testkit::setup_test`;
+/// - its name says so: `build_db_pool_for_tests` (lemmy).
+///
+/// Such a function is still analysed: production code that calls it reaches it as a callee, and
+/// only then can its blocking calls be reported. A function listed in `roots` stays a root.
+/// Names like `test_connection` are deliberately not taken: production health checks use them.
+pub(crate) fn is_test_support(
+    ws: &Workspace,
+    index: &Index,
+    f: FnId,
+    configured: &[String],
+) -> bool {
+    let def = &index.fns[f];
+    let unit = &index.units[def.unit];
+    if ws.packages[unit.package].test_support {
+        return !configured.contains(&index.fn_display(f));
+    }
+    let test_name = |s: &str| {
+        TEST_MODULES.contains(&s)
+            || s.starts_with("test_")
+            || s.ends_with("_test")
+            || s.ends_with("_tests")
+            || TEST_MODULES
+                .iter()
+                .any(|m| s.strip_suffix(m).is_some_and(|p| p.ends_with('_')))
+    };
+    let name = def.ir.name.as_str();
+    let marked = test_name(&unit.crate_name)
+        || index.modules[def.module].path.iter().any(|m| test_name(m))
+        || ["_for_test", "_for_tests", "_for_testing"]
+            .iter()
+            .any(|s| name.ends_with(s));
+    marked && !configured.contains(&index.fn_display(f))
 }
 
 /// Searches a body for what the resolver turns into a body of its own: `async` blocks and
@@ -272,6 +330,46 @@ mod tests {
             r.full.contains("line: 14"),
             "helper, through a closure: {}",
             r.full
+        );
+    }
+
+    /// Test-support code outside `#[cfg(test)]` holds no root (a `testkit` module, a
+    /// `_for_tests` fn), yet production code that awaits it still reaches its blocking calls;
+    /// `test_connection` is a production name and stays a root; `roots` can re-enable one.
+    #[test]
+    fn test_support_fns_are_no_roots_but_stay_reachable() {
+        let src = "pub mod testkit {\n\
+                   pub async fn setup() { std::fs::read(\"a\"); }\n\
+                   pub async fn used_in_prod() { std::fs::read(\"b\"); }\n\
+                   }\n\
+                   pub async fn pool_for_tests() { std::fs::read(\"c\"); }\n\
+                   pub async fn test_connection() { std::fs::read(\"d\"); }\n\
+                   pub async fn serve() { testkit::used_in_prod().await; }\n";
+        let sites = |configured: &[String]| {
+            let report = crate::testutil::analyze_files_with(
+                &[("src/lib.rs", src)],
+                &crate::config::Config {
+                    roots: configured.to_vec(),
+                    ..Default::default()
+                },
+            );
+            let mut lines: Vec<(u32, Vec<u32>)> = report
+                .findings
+                .iter()
+                .map(|f| {
+                    (
+                        f.path[0].line,
+                        f.reached_from.iter().map(|c| c.line).collect(),
+                    )
+                })
+                .collect();
+            lines.sort();
+            lines
+        };
+        assert_eq!(sites(&[]), [(3, vec![7]), (6, vec![])]);
+        assert_eq!(
+            sites(&["app::pool_for_tests".to_string()]),
+            [(3, vec![7]), (5, vec![]), (6, vec![])]
         );
     }
 }

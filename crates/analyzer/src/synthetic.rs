@@ -47,6 +47,7 @@ pub fn analyze_synthetic(dir: &Path, crates: &[SyntheticCrate]) -> std::io::Resu
             manifest_dir: root.clone(),
             is_member: c.member,
             report_roots: c.member,
+            test_support: false,
             source: if c.member {
                 SourceKind::Workspace
             } else {

@@ -57,23 +57,30 @@ fn polls_arguments(name: &str) -> bool {
 
 struct Scan<'p> {
     out: &'p mut Polling,
+    /// Positions of this fn's task-spawner calls (`tokio::spawn`, `JoinSet::spawn`, inferred
+    /// wrappers): their arguments run as tasks, never polled by the caller.
+    spawn_calls: &'p BTreeSet<Pos>,
 }
 
 impl Scan<'_> {
     fn block(&mut self, b: &IrBlock, ctx: Option<Pos>) {
         for s in &b.stmts {
-            match s {
-                IrStmt::Let { init, diverge, .. } => {
-                    if let Some(e) = init {
-                        self.expr(e, ctx, false, false);
-                    }
-                    if let Some(d) = diverge {
-                        self.block(d, ctx);
-                    }
+            self.stmt(s, ctx);
+        }
+    }
+
+    fn stmt(&mut self, s: &IrStmt, ctx: Option<Pos>) {
+        match s {
+            IrStmt::Let { init, diverge, .. } => {
+                if let Some(e) = init {
+                    self.expr(e, ctx, false, false);
                 }
-                IrStmt::Expr(e) => self.expr(e, ctx, false, false),
-                IrStmt::Item => {}
+                if let Some(d) = diverge {
+                    self.block(d, ctx);
+                }
             }
+            IrStmt::Expr(e) => self.expr(e, ctx, false, false),
+            IrStmt::Item => {}
         }
     }
 
@@ -86,8 +93,14 @@ impl Scan<'_> {
                 let named_block_on = matches!(&**func, IrExpr::Path(p, _)
                     if p.segments.last().is_some_and(|s| s.name == "block_on"));
                 self.expr(func, ctx, polled, block_on);
+                let spawns = self.spawn_calls.contains(pos);
                 for a in args {
-                    self.expr(a, ctx, polled, block_on || named_block_on);
+                    self.expr(
+                        a,
+                        ctx,
+                        polled && !spawns,
+                        (block_on || named_block_on) && !spawns,
+                    );
                 }
             }
             IrExpr::MethodCall {
@@ -98,8 +111,14 @@ impl Scan<'_> {
             } => {
                 self.call(*pos, ctx, polled, block_on);
                 self.expr(receiver, ctx, polled, block_on);
+                let spawns = self.spawn_calls.contains(pos);
                 for a in args {
-                    self.expr(a, ctx, polled, block_on || method == "block_on");
+                    self.expr(
+                        a,
+                        ctx,
+                        polled && !spawns,
+                        (block_on || method == "block_on") && !spawns,
+                    );
                 }
             }
             IrExpr::Await(inner) => self.expr(inner, ctx, true, block_on),
@@ -118,8 +137,31 @@ impl Scan<'_> {
                 self.out.contexts.entry(Some(*pos)).or_default();
                 self.block(body, Some(*pos));
             }
-            // A sync closure's calls run when it is called; nothing in it is a polled future.
-            IrExpr::Closure { body, .. } => self.expr(body, ctx, false, false),
+            // A closure handed to a future the context polls (`for_each_concurrent(n, |x| async
+            // {..})`, `join_all(v.map(|x| check(x)))`) returns the future that consumer polls in
+            // place: its value is polled by the context too. Its other calls run when it is
+            // called, and are not polled futures.
+            IrExpr::Closure {
+                is_async,
+                body,
+                pos,
+                ..
+            } => {
+                if *is_async {
+                    if polled {
+                        self.out
+                            .contexts
+                            .entry(ctx)
+                            .or_default()
+                            .blocks
+                            .insert(*pos);
+                    }
+                    self.out.contexts.entry(Some(*pos)).or_default();
+                    self.expr(body, Some(*pos), false, false);
+                } else {
+                    self.closure_value(body, ctx, polled);
+                }
+            }
             IrExpr::Macro { path, exprs, .. } => {
                 let polls = path
                     .segments
@@ -177,6 +219,25 @@ impl Scan<'_> {
         }
     }
 
+    /// A sync closure's body: its value (the tail) is polled when the closure is, the rest not.
+    fn closure_value(&mut self, body: &IrExpr, ctx: Option<Pos>, polled: bool) {
+        match body {
+            IrExpr::Block(b) => {
+                let (last, init) = match b.stmts.split_last() {
+                    Some((IrStmt::Expr(e), init)) => (Some(e), init),
+                    _ => (None, &b.stmts[..]),
+                };
+                for s in init {
+                    self.stmt(s, ctx);
+                }
+                if let Some(e) = last {
+                    self.expr(e, ctx, polled, false);
+                }
+            }
+            e => self.expr(e, ctx, polled, false),
+        }
+    }
+
     fn call(&mut self, pos: Pos, ctx: Option<Pos>, polled: bool, block_on: bool) {
         if polled {
             self.out.contexts.entry(ctx).or_default().calls.insert(pos);
@@ -187,11 +248,15 @@ impl Scan<'_> {
     }
 }
 
-fn polling(index: &Index, f: FnId) -> Polling {
+fn polling(index: &Index, f: FnId, spawn_calls: &BTreeSet<Pos>) -> Polling {
     let mut out = Polling::default();
     if let Some(body) = &index.fns[f].ir.body {
         out.contexts.entry(None).or_default();
-        Scan { out: &mut out }.block(body, None);
+        Scan {
+            out: &mut out,
+            spawn_calls,
+        }
+        .block(body, None);
     }
     out
 }
@@ -203,6 +268,7 @@ pub(crate) fn mark_block_on_roots(
     bodies: &mut [GraphBody],
     fn_body: &[Option<usize>],
     spawned: &BTreeSet<FnId>,
+    spawn_sites: &BTreeSet<(FnId, Pos)>,
 ) {
     let owners: BTreeSet<FnId> = bodies
         .iter()
@@ -232,7 +298,20 @@ pub(crate) fn mark_block_on_roots(
             || by_owner[&f].len() > 1
             || mentions_block_on(def.ir.body.as_ref())
         {
-            polling_of.insert(f, polling(index, f));
+            let spawn_calls: BTreeSet<Pos> = spawn_sites
+                .range(
+                    (f, Pos { line: 0, column: 0 })
+                        ..=(
+                            f,
+                            Pos {
+                                line: u32::MAX,
+                                column: u32::MAX,
+                            },
+                        ),
+                )
+                .map(|&(_, p)| p)
+                .collect();
+            polling_of.insert(f, polling(index, f, &spawn_calls));
         }
     }
     let context_of = |b: usize| -> Option<Pos> {
@@ -394,7 +473,7 @@ fn closure(
         };
         for &bi in &by_owner[&owner] {
             let other = &bodies[bi];
-            if other.kind == BodyKind::AsyncBlock
+            if matches!(other.kind, BodyKind::AsyncBlock | BodyKind::AsyncClosure)
                 && other.root.is_some()
                 && polled.blocks.contains(&other.pos)
                 && out.insert(bi)
@@ -541,6 +620,39 @@ mod tests {
                 b(11, "block_on thread"),
                 // A runtime that may be current-thread: its block_on thread is the worker.
                 (16, "worker".to_string(), "async fn".to_string()),
+            ]
+        );
+    }
+
+    /// A future the block_on thread polls in place polls what it was built from: async blocks
+    /// and closures handed to stream and join combinators (`for_each_concurrent`, `join_all` over
+    /// `map`), and async fn calls returned by such closures. What a spawner's arguments build
+    /// runs as a task, even when the `JoinHandle` is awaited in place.
+    #[test]
+    fn combinators_polled_in_place_stay_on_the_block_on_thread_and_spawned_tasks_do_not() {
+        let src = "#[tokio::main]\n\
+                   async fn main() {\n\
+                   tokio::spawn(async { std::fs::read(\"a\"); }).await;\n\
+                   stream().for_each_concurrent(2, |_x| async move { std::fs::read(\"b\"); }).await;\n\
+                   futures::future::join_all([1, 2].iter().map(|_x| async { std::fs::read(\"c\"); })).await;\n\
+                   futures::future::join_all([1, 2].iter().map(|_x| check())).await;\n\
+                   futures::future::join_all([1, 2].iter().map(|_x| tokio::spawn(async { std::fs::read(\"d\"); }))).await;\n\
+                   stream().for_each(async |_x| { std::fs::read(\"f\"); }).await;\n\
+                   }\n\
+                   async fn check() { std::fs::read(\"e\"); }\n\
+                   fn stream() -> Stream { Stream }\n\
+                   pub struct Stream;\n";
+        let b = |l: u32, root: &str| (l, "block_on".to_string(), root.to_string());
+        let w = |l: u32, root: &str| (l, "worker".to_string(), root.to_string());
+        assert_eq!(
+            kinds(src),
+            [
+                w(3, "async block"),
+                b(4, "block_on thread"),
+                b(5, "block_on thread"),
+                w(7, "async block"),
+                b(8, "block_on thread"),
+                b(10, "block_on thread"),
             ]
         );
     }
