@@ -84,6 +84,12 @@ fn parse_items_recovering(
                 items.push(item);
             }
             Err(_) => {
+                let fork = input.fork();
+                if let Ok(item) = fork.call(bare_trait_object_alias) {
+                    input.advance_to(&fork);
+                    items.push(item);
+                    continue;
+                }
                 skipped += 1;
                 while !input.is_empty() {
                     match input.parse::<proc_macro2::TokenTree>()? {
@@ -100,6 +106,31 @@ fn parse_items_recovering(
         }
     }
     Ok((attrs, items, skipped))
+}
+
+/// An edition-2015 type alias to a bare trait object, `pub type Action = Fn(&siginfo_t) + Send
+/// + Sync;` (signal-hook-registry, in every tokio application's graph): `syn::Item` rejects the
+/// `+` after a path type, while `syn::TypeTraitObject` reads the bounds with or without `dyn`.
+fn bare_trait_object_alias(input: syn::parse::ParseStream) -> syn::Result<syn::Item> {
+    let attrs = input.call(syn::Attribute::parse_outer)?;
+    let vis: syn::Visibility = input.parse()?;
+    let type_token: syn::Token![type] = input.parse()?;
+    let ident: syn::Ident = input.parse()?;
+    let mut generics: syn::Generics = input.parse()?;
+    generics.where_clause = input.parse()?;
+    let eq_token: syn::Token![=] = input.parse()?;
+    let object: syn::TypeTraitObject = input.parse()?;
+    let semi_token: syn::Token![;] = input.parse()?;
+    Ok(syn::Item::Type(syn::ItemType {
+        attrs,
+        vis,
+        type_token,
+        ident,
+        generics,
+        eq_token,
+        ty: Box::new(syn::Type::TraitObject(object)),
+        semi_token,
+    }))
 }
 
 pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
@@ -254,6 +285,9 @@ impl Loader<'_> {
                 // One construct syn cannot read (an edition-2015 bare trait object, syntax newer
                 // than syn) should cost that item, not the file: retry item by item.
                 match syn::parse::Parser::parse_str(parse_items_recovering, &text) {
+                    // Every item read, some through a recovery (2015 bare trait objects): the
+                    // file is analysed whole, nothing to report.
+                    Ok((attrs, items, 0)) => (attrs, items),
                     Ok((attrs, items, skipped)) if !items.is_empty() => {
                         self.diag(
                             "parse",
@@ -402,6 +436,12 @@ impl Loader<'_> {
                             (flat, child_dir.join(stem))
                         } else if nested.is_file() {
                             (nested, child_dir.join(stem))
+                        } else if flat.symlink_metadata().is_ok() {
+                            // A name that exists but does not resolve to a file (a symlink loop,
+                            // a dangling link): unreadable, not missing; `load_file` says why.
+                            (flat, child_dir.join(stem))
+                        } else if nested.symlink_metadata().is_ok() {
+                            (nested, child_dir.join(stem))
                         } else {
                             let shown = self.ws.display_path(&flat);
                             let parent_file = self
@@ -545,8 +585,8 @@ mod tests {
 
     #[test]
     fn an_unparsable_item_costs_that_item_not_the_file() {
-        // `type A = Fn() + Send;` is edition-2015 syntax syn 2 rejects (signal-hook-registry
-        // 1.4.8 has it); the async fn after it must still be analysed.
+        // `impl {}` is no Rust at all; the async fn after it must still be analysed, and the
+        // 2015 bare trait object before it is read (not counted as skipped).
         let r = analyze_files(&[(
             "src/lib.rs",
             "type A = Fn() + Send;\nimpl {\n}\nasync fn a() {\n std::fs::read(\"x\");\n}\n",
@@ -555,11 +595,32 @@ mod tests {
         assert!(
             r.errors[0]
                 .message
-                .contains("2 unparsable item(s) skipped; the other 1 items"),
+                .contains("1 unparsable item(s) skipped; the other 2 items"),
             "{}",
             r.errors[0].message
         );
         assert_eq!(sites(&r), [(5, "NB0101".into())]);
+    }
+
+    /// Edition-2015 bare trait objects in type aliases (signal-hook-registry 1.4.8's
+    /// `pub type Action = Fn(&siginfo_t) + Send + Sync;`, present in every tokio app) are read
+    /// without a diagnostic, generics and attributes included, and the file is analysed whole.
+    #[test]
+    fn edition_2015_bare_trait_object_aliases_parse_without_a_warning() {
+        let r = analyze_files(&[(
+            "src/lib.rs",
+            "#[doc(hidden)]\npub type Action = Fn(&u8) + Send + Sync;\n\
+             type Cb<'a, T> where T: 'a = FnMut(&'a T) -> bool + 'a;\n\
+             async fn a() {\n std::fs::read(\"x\");\n}\n",
+        )]);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        assert_eq!(sites(&r), [(5, "NB0101".into())]);
+        let mut items = Vec::new();
+        syn::parse::Parser::parse_str(super::bare_trait_object_alias, "pub type A = Fn() + Send;")
+            .map(|i| items.push(i))
+            .unwrap();
+        assert!(matches!(&items[0], syn::Item::Type(t)
+            if t.ident == "A" && matches!(&*t.ty, syn::Type::TraitObject(o) if o.bounds.len() == 2)));
     }
 
     #[test]
@@ -634,7 +695,14 @@ mod tests {
             "mod looped;\nasync fn a() {\n std::thread::sleep(todo!());\n}\n",
         );
         let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(kinds(&r), ["module"], "{:?}", r.errors);
+        // Unreadable (the OS's reason, ELOOP), not "has no file".
+        assert_eq!(kinds(&r), ["io"], "{:?}", r.errors);
+        assert!(
+            r.errors[0].message.contains("cannot read module file")
+                && r.errors[0].message.contains("symbolic links"),
+            "{}",
+            r.errors[0].message
+        );
         assert_eq!(sites(&r), [(3, "NB0201".into())]);
     }
 
