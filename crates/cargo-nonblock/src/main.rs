@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use nonblock_analyzer::baseline::Baseline;
 use nonblock_analyzer::progress::{Progress, Silent};
+use nonblock_analyzer::render::cargo_messages::{self, Members, MessageFormat};
 use nonblock_analyzer::render::{github, human, sarif, DiskSources};
 use nonblock_analyzer::{analyze_with_progress, Options, Report, RuleDb};
 
@@ -62,6 +63,21 @@ enum OutputFormat {
     Sarif,
     /// GitHub Actions annotations (`::error file=…::…` workflow commands).
     Github,
+}
+
+/// cargo's `--message-format` values (comma-separated or repeated, as cargo takes them).
+#[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
+enum MessageFormatArg {
+    /// The report as `--format` says (the default).
+    Human,
+    /// rustc's short form, one line per finding: `path:line:col: warning[NB0101]: message`.
+    Short,
+    /// cargo's JSON messages: one `compiler-message` per finding, then `build-finished`.
+    Json,
+    /// JSON, with rustc's short form in `rendered`.
+    JsonDiagnosticShort,
+    /// JSON, with ANSI colours in `rendered`.
+    JsonDiagnosticRenderedAnsi,
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -115,8 +131,14 @@ struct ScanArgs {
     locked: bool,
     #[arg(long)]
     frozen: bool,
-    #[arg(long, value_enum, default_value_t = OutputFormat::Human)]
-    format: OutputFormat,
+    /// The report's format (default: human). Not with a --message-format other than human.
+    #[arg(long, value_enum)]
+    format: Option<OutputFormat>,
+    /// Print cargo's messages instead of the report, as `cargo check --message-format` does: for
+    /// rust-analyzer's `check.overrideCommand` and other readers of cargo's output
+    /// (docs/editors.md).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FMT")]
+    message_format: Vec<MessageFormatArg>,
     /// Write the report to FILE instead of stdout (the summary still goes to stderr).
     #[arg(long, short = 'o', value_name = "FILE")]
     output: Option<PathBuf>,
@@ -230,42 +252,7 @@ fn explain(rules: &RuleDb, id: &str) -> ExitCode {
         eprintln!("error: no rule `{id}`; `cargo nonblock rules` lists them");
         return ExitCode::from(2);
     };
-    let enabled = if r.enabled_by_default {
-        String::new()
-    } else {
-        format!(
-            ", off by default (enable with `[rules.{}] enabled = true` in nonblock.toml)",
-            r.id
-        )
-    };
-    let mut s = format!(
-        "{} ({}) — {}\ncategory: {}, default severity: {}{enabled}\n\n",
-        r.id,
-        r.name,
-        r.summary,
-        r.category,
-        r.severity.as_str()
-    );
-    s.push_str(&format!(
-        "## What it does\n{}\n\n## Why is this bad\n{}\n\n",
-        r.doc.what.trim(),
-        r.doc.why.trim()
-    ));
-    if !r.doc.known_problems.is_empty() {
-        s.push_str(&format!(
-            "## Known problems\n{}\n\n",
-            r.doc.known_problems.trim()
-        ));
-    }
-    s.push_str(&format!(
-        "## Example\n```rust\n{}\n```\n\n## Use instead\n```rust\n{}\n```\n\n",
-        r.doc.example.trim(),
-        r.doc.use_instead.trim()
-    ));
-    s.push_str(&format!(
-        "Async alternative: {}\nFix: {}\n",
-        r.alternative, r.help
-    ));
+    let mut s = cargo_messages::explanation(r);
     if let Some(c) = confirmation_text(&r.category) {
         s.push_str(&c);
     }
@@ -285,6 +272,22 @@ fn explain(rules: &RuleDb, id: &str) -> ExitCode {
 }
 
 fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
+    let styled = match args.color {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            args.output.is_none()
+                && std::io::stdout().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none()
+        }
+    };
+    let message_format = match message_format(args, styled) {
+        Ok(m) => m,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     // Read the baseline first: a bad file fails before the analysis, and a v1 file asks the
     // analysis for the v1 fingerprints it is matched with.
     let baseline = match &args.baseline {
@@ -364,25 +367,38 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
             );
         }
     }
-    let workspace_root = workspace_root(args);
-    let styled = match args.color {
-        Color::Always => true,
-        Color::Never => false,
-        Color::Auto => {
-            args.output.is_none()
-                && std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none()
+    let format = args.format.unwrap_or(OutputFormat::Human);
+    let rendered = match message_format {
+        Some(message_format) => {
+            // cargo's messages name packages by id, which the report does not carry.
+            let members = match Members::load(args.manifest_path.as_deref()) {
+                Ok(m) => m,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            };
+            let sources = DiskSources {
+                workspace_root: members.workspace_root().to_path_buf(),
+            };
+            let success = exit_status(&report, args.fail_on) == 0;
+            cargo_messages::render(&report, rules, &members, &sources, message_format, success)
         }
-    };
-    let rendered = match args.format {
-        OutputFormat::Json => report.to_json(),
-        OutputFormat::Human => human::render(&report, &DiskSources { workspace_root }, styled),
-        OutputFormat::Sarif => {
-            let roots = sarif::Roots::detect(&workspace_root);
-            sarif::render(&report, rules, &roots, &DiskSources { workspace_root })
-        }
-        OutputFormat::Github => {
-            github::render(&report, rules, &sarif::Roots::detect(&workspace_root))
+        None => {
+            let workspace_root = workspace_root(args);
+            match format {
+                OutputFormat::Json => report.to_json(),
+                OutputFormat::Human => {
+                    human::render(&report, &DiskSources { workspace_root }, styled)
+                }
+                OutputFormat::Sarif => {
+                    let roots = sarif::Roots::detect(&workspace_root);
+                    sarif::render(&report, rules, &roots, &DiskSources { workspace_root })
+                }
+                OutputFormat::Github => {
+                    github::render(&report, rules, &sarif::Roots::detect(&workspace_root))
+                }
+            }
         }
     };
     let written = match &args.output {
@@ -399,13 +415,64 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
         eprintln!("error: {e}");
         return ExitCode::from(2);
     }
-    if !args.quiet && (args.output.is_some() || args.format != OutputFormat::Human) {
+    let report_on_stdout =
+        args.output.is_none() && message_format.is_none() && format == OutputFormat::Human;
+    if !args.quiet && !report_on_stdout {
         eprintln!("{}", human::summary_line(&report));
     }
     if args.verbose > 0 {
         print_verbose(&report);
     }
-    exit_code(&report, args.fail_on)
+    ExitCode::from(exit_status(&report, args.fail_on))
+}
+
+/// The `--message-format` asked for: `None` for `human` (the report, as `--format` says).
+/// Combinations follow cargo's rules: `json-diagnostic-*` imply `json`, and `human`, `short`
+/// and JSON exclude each other. cargo's messages replace the report, so an explicit `--format`
+/// beside them is refused rather than ignored.
+fn message_format(args: &ScanArgs, styled: bool) -> Result<Option<MessageFormat>, String> {
+    use MessageFormatArg as M;
+    let name = |m: &M| {
+        m.to_possible_value()
+            .map(|v| v.get_name().to_string())
+            .unwrap_or_default()
+    };
+    let given = &args.message_format;
+    let kind = |m: &M| match m {
+        M::Human => 0,
+        M::Short => 1,
+        M::Json | M::JsonDiagnosticShort | M::JsonDiagnosticRenderedAnsi => 2,
+    };
+    if let Some(first) = given.first() {
+        if let Some(other) = given.iter().find(|m| kind(m) != kind(first)) {
+            return Err(format!(
+                "--message-format {} and {} cannot be combined: choose human, short or json",
+                name(first),
+                name(other)
+            ));
+        }
+    }
+    let chosen = match given.first() {
+        None | Some(M::Human) => return Ok(None),
+        Some(M::Short) => MessageFormat::Short { styled },
+        Some(_) => MessageFormat::Json {
+            short: given.contains(&M::JsonDiagnosticShort),
+            ansi: given.contains(&M::JsonDiagnosticRenderedAnsi),
+        },
+    };
+    if let Some(format) = args.format {
+        let names: Vec<String> = given.iter().map(name).collect();
+        return Err(format!(
+            "--message-format {} prints cargo's messages instead of the report that --format {} \
+             formats: use one or the other",
+            names.join(","),
+            format
+                .to_possible_value()
+                .map(|v| v.get_name().to_string())
+                .unwrap_or_default()
+        ));
+    }
+    Ok(Some(chosen))
 }
 
 fn workspace_root(args: &ScanArgs) -> PathBuf {
@@ -459,23 +526,20 @@ fn print_verbose(report: &Report) {
     eprintln!("nonblock: total {:.3}s", s.seconds);
 }
 
+/// The exit status: 0 clean, 1 findings (or notices) at or above `fail_on`, 2 an internal error.
 /// Unused suppressions and stale baseline entries count as warnings.
 /// A caught internal error (a panic in the analyzer) always exits 2: part of the graph went
 /// unanalysed, so a clean result would be a lie.
-fn exit_code(report: &Report, fail_on: FailOn) -> ExitCode {
+fn exit_status(report: &Report, fail_on: FailOn) -> u8 {
     if report.stats.internal_errors > 0 {
-        return ExitCode::from(2);
+        return 2;
     }
     let failing = report.findings.iter().any(|f| match fail_on {
         FailOn::Never => false,
         FailOn::Error => f.severity == "error",
         FailOn::Warning => true,
     }) || (fail_on == FailOn::Warning && !report.notices.is_empty());
-    if failing {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    u8::from(failing)
 }
 
 /// The terminal progress bar: crates parsed as a bar, other phases as a spinner message.

@@ -1,5 +1,6 @@
 //! Renderers: each is a function from the same [`Report`](crate::Report) to text.
 
+pub mod cargo_messages;
 pub mod github;
 pub mod human;
 pub mod sarif;
