@@ -78,6 +78,7 @@ pub fn internal_error(package: Option<&str>, stage: &str, panic: &str) -> crate:
             "internal error while {stage} {subject}: {panic}; findings from this part are \
              missing from the report (this is a cargo-nonblock bug: please report it)"
         ),
+        ..Default::default()
     }
 }
 

@@ -188,6 +188,7 @@ pub fn analyze_workspace(
             file: None,
             package: Some(name.clone()),
             message: why.clone(),
+            ..Default::default()
         });
     }
     let index = index::Index::build(&ws, loaded);

@@ -108,6 +108,33 @@ fn parse_items_recovering(
     Ok((attrs, items, skipped))
 }
 
+/// syn's message in rustc's words where syn's own says little: for a file the lexer rejects
+/// (proc-macro2's "cannot parse string into token stream"), the character at the error's
+/// position says why: a closing delimiter that matches nothing (rustc: "mismatched closing
+/// delimiter: `}`"), an opening one never closed ("this file contains an unclosed delimiter"), a
+/// string or block comment never ended. Written by hand: the lexer error carries only its
+/// position, which is all this needs.
+fn rustc_wording(e: &syn::Error, text: &str, at: proc_macro2::LineColumn) -> String {
+    let message = e.to_string();
+    if message != "cannot parse string into token stream" {
+        return message;
+    }
+    let offending = text
+        .lines()
+        .nth(at.line.saturating_sub(1))
+        .and_then(|l| l.chars().nth(at.column));
+    // proc-macro2 points at the token it could not close or match, as rustc's label does.
+    match offending {
+        Some(c @ (')' | ']' | '}')) => format!("mismatched closing delimiter: `{c}`"),
+        Some('(' | '[' | '{') => "this file contains an unclosed delimiter".to_string(),
+        Some('"') => "unterminated double quote string".to_string(),
+        Some('/') => "unterminated block comment".to_string(),
+        _ => "this file cannot be split into tokens (an unterminated literal, or a character \
+              Rust does not allow)"
+            .to_string(),
+    }
+}
+
 /// An edition-2015 type alias to a bare trait object, `pub type Action = Fn(&siginfo_t) + Send
 /// + Sync;` (signal-hook-registry, in every tokio application's graph): `syn::Item` rejects the
 /// `+` after a path type, while `syn::TypeTraitObject` reads the bounds with or without `dyn`.
@@ -178,12 +205,14 @@ impl Loader<'_> {
     }
 
     fn diag(&mut self, kind: &str, file: &Path, message: String) {
-        self.diagnostics.push(Diagnostic {
-            kind: kind.to_string(),
-            file: Some(self.ws.display_path(file)),
-            package: Some(self.package_name().to_string()),
+        let member = self.ws.packages[self.unit.package].is_member;
+        self.diagnostics.push(Diagnostic::new(
+            kind,
+            Some(self.ws.display_path(file)),
+            Some(self.package_name().to_string()),
             message,
-        });
+            member,
+        ));
     }
 
     /// Loads `path` as module `module_path`; `child_dir` is where its `mod x;` files live.
@@ -282,6 +311,7 @@ impl Loader<'_> {
             Ok(f) => (f.attrs, f.items),
             Err(e) => {
                 let lc = e.span().start();
+                let e = rustc_wording(&e, &text, lc);
                 // One construct syn cannot read (an edition-2015 bare trait object, syntax newer
                 // than syn) should cost that item, not the file: retry item by item.
                 match syn::parse::Parser::parse_str(parse_items_recovering, &text) {

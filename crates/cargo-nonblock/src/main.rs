@@ -388,9 +388,12 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
             let workspace_root = workspace_root(args);
             match format {
                 OutputFormat::Json => report.to_json(),
-                OutputFormat::Human => {
-                    human::render(&report, &DiskSources { workspace_root }, styled)
-                }
+                OutputFormat::Human => human::render_with(
+                    &report,
+                    &DiskSources { workspace_root },
+                    styled,
+                    args.verbose > 0,
+                ),
                 OutputFormat::Sarif => {
                     let roots = sarif::Roots::detect(&workspace_root);
                     sarif::render(&report, rules, &roots, &DiskSources { workspace_root })
@@ -527,7 +530,9 @@ fn print_verbose(report: &Report) {
 }
 
 /// The exit status: 0 clean, 1 findings (or notices) at or above `fail_on`, 2 an internal error.
-/// Unused suppressions and stale baseline entries count as warnings.
+/// Unused suppressions, stale baseline entries and member source files that could not be read or
+/// parsed (`Diagnostic::fails_the_run`: part of the user's code went unanalysed) count as
+/// warnings.
 /// A caught internal error (a panic in the analyzer) always exits 2: part of the graph went
 /// unanalysed, so a clean result would be a lie.
 fn exit_status(report: &Report, fail_on: FailOn) -> u8 {
@@ -538,7 +543,8 @@ fn exit_status(report: &Report, fail_on: FailOn) -> u8 {
         FailOn::Never => false,
         FailOn::Error => f.severity == "error",
         FailOn::Warning => true,
-    }) || (fail_on == FailOn::Warning && !report.notices.is_empty());
+    }) || (fail_on == FailOn::Warning
+        && (!report.notices.is_empty() || report.errors.iter().any(|e| e.fails_the_run())));
     u8::from(failing)
 }
 

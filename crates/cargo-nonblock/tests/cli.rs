@@ -419,3 +419,79 @@ fn an_uninstalled_pinned_toolchain_is_reported_in_rustups_words() {
         "{err}"
     );
 }
+
+/// A member file that does not parse is part of the user's code left unanalysed: it fails the
+/// run under `--fail-on warning` (the default), in rustc's words at a clickable
+/// `path:line:col`. A dependency's gaps are one summary line; `-v` lists them.
+#[test]
+fn an_unparsable_member_file_fails_the_run_and_dependency_gaps_collapse() {
+    let dir = std::env::temp_dir().join(format!("nonblock-cli-gaps-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let write = |path: &str, text: &str| {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    write(
+        "app/Cargo.toml",
+        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+         [dependencies]\ndep = { path = \"../dep\" }\n",
+    );
+    write(
+        "app/src/lib.rs",
+        "mod bad;\npub fn ok() -> u32 { dep::one() }\n",
+    );
+    write("app/src/bad.rs", "pub fn f() {\n    let x = (1, 2);\n");
+    write(
+        "dep/Cargo.toml",
+        "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    write("dep/src/lib.rs", "mod broken;\npub fn one() -> u32 { 1 }\n");
+    write("dep/src/broken.rs", "fn (\n");
+    let manifest = dir.join("app/Cargo.toml");
+    let m = manifest.to_str().unwrap();
+
+    let out = run(&["nonblock", "--manifest-path", m, "--color", "never"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains(
+            "warning: analysis incomplete (parse): src/bad.rs:1:12: this file contains an \
+             unclosed delimiter"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains("analysis incomplete in 1 place of 1 dependency (parse 1); `-v` lists them"),
+        "{text}"
+    );
+    assert!(!text.contains("broken.rs"), "{text}");
+    let verbose = run(&["nonblock", "--manifest-path", m, "--color", "never", "-v"]);
+    let text = String::from_utf8_lossy(&verbose.stdout);
+    assert!(text.contains("broken.rs:1:4:"), "{text}");
+
+    assert_eq!(
+        run(&["nonblock", "--manifest-path", m, "--fail-on", "error", "-q"])
+            .status
+            .code(),
+        Some(0)
+    );
+    let report = json(&run(&[
+        "nonblock",
+        "--manifest-path",
+        m,
+        "--format",
+        "json",
+    ]));
+    let errors = report["errors"].as_array().unwrap();
+    let member: Vec<_> = errors.iter().filter(|e| e["member"] == true).collect();
+    assert_eq!(member.len(), 1, "{errors:?}");
+    assert_eq!(
+        (member[0]["line"].as_u64(), member[0]["column"].as_u64()),
+        (Some(1), Some(12))
+    );
+    assert!(errors
+        .iter()
+        .any(|e| e["package"] == "dep" && e.get("member").is_none() && e["line"] == 1));
+    let _ = std::fs::remove_dir_all(&dir);
+}

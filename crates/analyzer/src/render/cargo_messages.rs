@@ -1028,12 +1028,14 @@ mod tests {
                 file: Some("/home/u/.cargo/registry/src/idx/dep-1.0.0/src/lib.rs".into()),
                 package: Some("dep".into()),
                 message: "3:1: expected item".into(),
+                ..Default::default()
             },
             Diagnostic {
                 kind: "parse".into(),
                 file: Some("src/lib.rs".into()),
                 package: Some("app".into()),
                 message: "2:5: expected `;`".into(),
+                ..Default::default()
             },
         ];
         let sources = Texts(vec![("src/lib.rs", LIB)]);

@@ -244,12 +244,14 @@ mod tests {
                     file: Some("src/bad.rs".into()),
                     package: Some("a".into()),
                     message: "3:1: expected item".into(),
+                    ..Default::default()
                 },
                 Diagnostic {
                     kind: "parse".into(),
                     file: Some("/home/u/.cargo/registry/src/idx/dep-1.0.0/src/x.rs".into()),
                     package: Some("dep".into()),
                     message: "1:1: bad".into(),
+                    ..Default::default()
                 },
             ],
         )

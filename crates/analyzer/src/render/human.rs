@@ -6,9 +6,19 @@
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
 use super::SourceProvider;
-use crate::report::{Finding, Report};
+use crate::report::{Diagnostic, Finding, Report};
 
 pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> String {
+    render_with(report, sources, styled, false)
+}
+
+/// [`render`]; `verbose` lists every gap in dependencies instead of one summary line.
+pub fn render_with(
+    report: &Report,
+    sources: &dyn SourceProvider,
+    styled: bool,
+    verbose: bool,
+) -> String {
     let renderer = if styled {
         Renderer::styled()
     } else {
@@ -19,15 +29,23 @@ pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> St
         out.push_str(&render_finding(f, sources, &renderer));
         out.push_str("\n\n");
     }
-    for e in &report.errors {
-        let location = match (&e.file, &e.package) {
-            (Some(file), _) => format!("{file}: "),
-            (None, Some(p)) => format!("package {p}: "),
+    let (shown, collapsed): (Vec<&Diagnostic>, Vec<&Diagnostic>) = report
+        .errors
+        .iter()
+        .partition(|e| verbose || e.member || e.kind == "internal");
+    for e in shown {
+        // `path:line:col: ` as rustc prints it: terminals and editors make it a link.
+        let location = match (&e.file, &e.package, e.line, e.column) {
+            (Some(file), _, Some(line), Some(col)) => format!("{file}:{line}:{col}: "),
+            (Some(file), _, _, _) => format!("{file}: "),
+            (None, Some(p), _, _) => format!("package {p}: "),
             _ => String::new(),
         };
         let title = format!(
             "{} ({}): {location}{}",
-            "analysis incomplete", e.kind, e.message
+            "analysis incomplete",
+            e.kind,
+            e.text()
         );
         // An internal error means part of the graph went unanalysed: the run failed.
         let level = if e.kind == "internal" {
@@ -37,6 +55,30 @@ pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> St
         };
         let group = [Group::with_title(level.primary_title(title))];
         out.push_str(&renderer.render(&group));
+        out.push('\n');
+    }
+    if !collapsed.is_empty() {
+        // Gaps in dependencies' sources cost part of a dependency's analysis, not the user's
+        // code: one line, the details under `-v`.
+        let mut by_kind: std::collections::BTreeMap<&str, usize> = Default::default();
+        let mut packages = std::collections::BTreeSet::new();
+        for e in &collapsed {
+            *by_kind.entry(e.kind.as_str()).or_default() += 1;
+            packages.extend(e.package.as_deref());
+        }
+        let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
+        let title = format!(
+            "analysis incomplete in {} of {} dependenc{} ({}); `-v` lists them",
+            if collapsed.len() == 1 {
+                "1 place".to_string()
+            } else {
+                format!("{} places", collapsed.len())
+            },
+            packages.len(),
+            if packages.len() == 1 { "y" } else { "ies" },
+            kinds.join(", ")
+        );
+        out.push_str(&renderer.render(&[Group::with_title(Level::NOTE.primary_title(title))]));
         out.push('\n');
     }
     for n in &report.notices {

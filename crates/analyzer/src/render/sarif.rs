@@ -965,6 +965,7 @@ pub(crate) mod tests {
                 file: Some("src/bad.rs".into()),
                 package: Some("app".into()),
                 message: "4:9: expected `;`".into(),
+                ..Default::default()
             }],
         );
         let json = parse(&report, &NoSources);
@@ -1136,12 +1137,14 @@ pub(crate) mod tests {
                     file: Some("src/bad.rs".into()),
                     package: Some("app".into()),
                     message: "4:9: expected `;`".into(),
+                    ..Default::default()
                 },
                 Diagnostic {
                     kind: "skipped".into(),
                     file: None,
                     package: Some("ghost".into()),
                     message: "no source".into(),
+                    ..Default::default()
                 },
             ],
         );
