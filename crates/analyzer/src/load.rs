@@ -443,8 +443,13 @@ impl Loader<'_> {
                 if !self.loaded_paths.insert(module_path.clone()) {
                     return;
                 }
+                // rustc (`rustc_expand::module::mod_dir_path`): an inline module's `#[path]` names
+                // its directory relative to the directory of the file it is written in, without
+                // a non-mod-rs file's own directory (`src/proto.rs`: `#[path = "proto/tonic"] mod
+                // tonic {..}` is `src/proto/tonic`, opentelemetry-proto's layout); without one,
+                // the directory is where the file's child modules live, plus the name.
                 let dir = match &decl.path_attr {
-                    Some(p) => child_dir.join(p),
+                    Some(p) => file_dir.join(p),
                     None => child_dir.join(&decl.name),
                 };
                 // `#[path]` inside an inline module is relative to the inline module's directory.
@@ -501,6 +506,40 @@ impl Loader<'_> {
 #[cfg(test)]
 mod tests {
     use crate::testutil::{analyze_files, sites};
+
+    /// opentelemetry-proto 0.32's layout (deno's graph): in the non-mod-rs file `src/proto.rs`,
+    /// `#[path = "proto/tonic"] mod tonic { #[path = ""] mod common { #[path = "x.rs"] mod v1; } }`
+    /// reads `src/proto/tonic/x.rs`, as rustc does; an inline module without `#[path]` in the
+    /// same file lives under `src/proto/`.
+    #[test]
+    fn path_attributes_on_inline_modules_of_a_non_mod_rs_file_are_relative_to_its_directory() {
+        let r = analyze_files(&[
+            ("src/lib.rs", "mod proto;\n"),
+            (
+                "src/proto.rs",
+                "#[path = \"proto/tonic\"]\npub mod tonic {\n#[path = \"\"]\npub mod common {\n\
+                 #[path = \"opentelemetry.proto.common.v1.rs\"]\npub mod v1;\n}\n}\n\
+                 pub mod plain {\npub mod leaf;\n}\n",
+            ),
+            (
+                "src/proto/tonic/opentelemetry.proto.common.v1.rs",
+                "pub async fn a() {\n std::fs::read(\"x\");\n}\n",
+            ),
+            (
+                "src/proto/plain/leaf.rs",
+                "pub async fn b() {\n std::fs::read(\"y\");\n}\n",
+            ),
+        ]);
+        assert!(r.errors.is_empty(), "{:?}", r.errors);
+        let files: Vec<&str> = r.findings.iter().map(|f| f.path[0].file.as_str()).collect();
+        assert_eq!(
+            files,
+            [
+                "src/proto/plain/leaf.rs",
+                "src/proto/tonic/opentelemetry.proto.common.v1.rs"
+            ]
+        );
+    }
 
     #[test]
     fn raw_identifier_modules_load_their_plain_file() {

@@ -47,6 +47,13 @@ enum Command {
     /// async alternative, and show the starvation it causes (build in release mode for timing).
     #[cfg(feature = "confirm")]
     Confirm(bench_fixtures::ConfirmArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
+    ///
+    /// E.g. `cargo nonblock completions bash > ~/.local/share/bash-completion/completions/cargo-nonblock`.
+    Completions {
+        /// The shell to generate the script for.
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Clone, Copy, Debug, ValueEnum)]
@@ -101,71 +108,86 @@ enum Color {
     Never,
 }
 
+// Help headings as cargo's own commands group their options (`cargo check --help`).
+const PACKAGE_SELECTION: &str = "Package Selection";
+const FEATURE_SELECTION: &str = "Feature Selection";
+const COMPILATION_OPTIONS: &str = "Compilation Options";
+const MANIFEST_OPTIONS: &str = "Manifest Options";
+const OUTPUT: &str = "Output";
+const REPORTING: &str = "Reporting";
+
 #[derive(Args, Debug)]
 struct ScanArgs {
     /// Path to Cargo.toml of the workspace (or a member) to analyse.
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", help_heading = MANIFEST_OPTIONS)]
     manifest_path: Option<PathBuf>,
     /// Report findings rooted in this member only (repeatable). Everything is still analysed.
-    #[arg(short = 'p', long = "package", value_name = "SPEC")]
+    #[arg(short = 'p', long = "package", value_name = "SPEC", help_heading = PACKAGE_SELECTION)]
     package: Vec<String>,
     /// Report findings from every workspace member (the default).
-    #[arg(long)]
+    #[arg(long, help_heading = PACKAGE_SELECTION)]
     workspace: bool,
     /// Do not report findings rooted in this member (repeatable).
-    #[arg(long, value_name = "SPEC")]
+    #[arg(long, value_name = "SPEC", help_heading = PACKAGE_SELECTION)]
     exclude: Vec<String>,
     /// Space or comma separated features to activate.
-    #[arg(short = 'F', long, value_name = "FEATURES")]
+    #[arg(short = 'F', long, value_name = "FEATURES", help_heading = FEATURE_SELECTION)]
     features: Vec<String>,
-    #[arg(long)]
+    /// Activate all available features of all selected packages.
+    #[arg(long, help_heading = FEATURE_SELECTION)]
     all_features: bool,
-    #[arg(long)]
+    /// Do not activate the `default` feature of the selected packages.
+    #[arg(long, help_heading = FEATURE_SELECTION)]
     no_default_features: bool,
     /// Evaluate cfg for this target triple (default: the host).
-    #[arg(long, value_name = "TRIPLE")]
+    #[arg(long, value_name = "TRIPLE", help_heading = COMPILATION_OPTIONS)]
     target: Option<String>,
-    #[arg(long)]
+    /// Run `cargo metadata` without accessing the network.
+    #[arg(long, help_heading = MANIFEST_OPTIONS)]
     offline: bool,
-    #[arg(long)]
+    /// Assert that `Cargo.lock` will remain unchanged.
+    #[arg(long, help_heading = MANIFEST_OPTIONS)]
     locked: bool,
-    #[arg(long)]
+    /// Equivalent to specifying both --locked and --offline.
+    #[arg(long, help_heading = MANIFEST_OPTIONS)]
     frozen: bool,
     /// The report's format (default: human). Not with a --message-format other than human.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, help_heading = OUTPUT)]
     format: Option<OutputFormat>,
     /// Print cargo's messages instead of the report, as `cargo check --message-format` does: for
     /// rust-analyzer's `check.overrideCommand` and other readers of cargo's output
     /// (docs/editors.md).
-    #[arg(long, value_enum, value_delimiter = ',', value_name = "FMT")]
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FMT", help_heading = OUTPUT)]
     message_format: Vec<MessageFormatArg>,
     /// Write the report to FILE instead of stdout (the summary still goes to stderr).
-    #[arg(long, short = 'o', value_name = "FILE")]
+    #[arg(long, short = 'o', value_name = "FILE", help_heading = OUTPUT)]
     output: Option<PathBuf>,
-    /// Exit with 1 when a finding at or above this severity is reported.
-    #[arg(long, value_enum, default_value_t = FailOn::Warning)]
-    fail_on: FailOn,
-    #[arg(long, value_enum, default_value_t = Color::Auto)]
-    color: Color,
-    /// No summary line, no progress.
-    #[arg(short, long)]
+    /// Coloring: auto, always, never (default: `CARGO_TERM_COLOR`, else auto; auto honours
+    /// `CLICOLOR_FORCE` and `NO_COLOR`).
+    #[arg(long, value_enum, value_name = "WHEN", help_heading = OUTPUT)]
+    color: Option<Color>,
+    /// No summary line, no progress: the findings only.
+    #[arg(short, long, help_heading = OUTPUT)]
     quiet: bool,
-    /// Per-phase timings and resolution statistics on stderr.
-    #[arg(short, long, action = clap::ArgAction::Count)]
+    /// Per-phase timings and resolution statistics on stderr; every gap in dependencies.
+    #[arg(short, long, action = clap::ArgAction::Count, help_heading = OUTPUT)]
     verbose: u8,
+    /// Exit with 1 when a finding at or above this severity is reported.
+    #[arg(long, value_enum, default_value_t = FailOn::Warning, help_heading = REPORTING)]
+    fail_on: FailOn,
     /// Report only findings of at least this confidence (high: every step resolved exactly;
     /// medium: through a trait or generic with several impls; low: matched by method name).
-    #[arg(long, value_enum, default_value_t = MinConfidence::Low)]
+    #[arg(long, value_enum, default_value_t = MinConfidence::Low, help_heading = REPORTING)]
     min_confidence: MinConfidence,
-    /// Do not read or write the cache of lowered dependency crates (target/nonblock/cache).
-    #[arg(long)]
-    no_cache: bool,
     /// Report only findings not recorded in this baseline file (see --write-baseline).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = REPORTING)]
     baseline: Option<PathBuf>,
     /// Record the current findings as the baseline in FILE, then exit 0.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", help_heading = REPORTING)]
     write_baseline: Option<PathBuf>,
+    /// Do not read or write the cache of lowered dependency crates (target/nonblock/cache).
+    #[arg(long, help_heading = REPORTING)]
+    no_cache: bool,
 }
 
 fn main() -> ExitCode {
@@ -181,7 +203,39 @@ fn main() -> ExitCode {
         Some(Command::Explain { rule }) => explain(&rules, &rule),
         #[cfg(feature = "confirm")]
         Some(Command::Confirm(args)) => ExitCode::from(bench_fixtures::confirm_command(&args)),
+        Some(Command::Completions { shell }) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(
+                shell,
+                &mut command,
+                "cargo-nonblock",
+                &mut std::io::stdout(),
+            );
+            ExitCode::SUCCESS
+        }
         None => scan(&cli.scan, &rules),
+    }
+}
+
+/// Whether to colour output, as cargo decides it: `--color`, else `CARGO_TERM_COLOR`, else auto;
+/// auto colours when `CLICOLOR_FORCE` is set (and not `0`), never when `NO_COLOR` is set, else
+/// when stdout is a terminal that the report goes to.
+fn use_color(flag: Option<Color>, writes_to_file: bool) -> bool {
+    let env = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    let choice = flag.or_else(|| match env("CARGO_TERM_COLOR").as_deref() {
+        Some("always") => Some(Color::Always),
+        Some("never") => Some(Color::Never),
+        _ => None,
+    });
+    match choice.unwrap_or(Color::Auto) {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            if env("CLICOLOR_FORCE").is_some_and(|v| v != "0") {
+                return true;
+            }
+            !writes_to_file && std::io::stdout().is_terminal() && env("NO_COLOR").is_none()
+        }
     }
 }
 
@@ -272,15 +326,7 @@ fn explain(rules: &RuleDb, id: &str) -> ExitCode {
 }
 
 fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
-    let styled = match args.color {
-        Color::Always => true,
-        Color::Never => false,
-        Color::Auto => {
-            args.output.is_none()
-                && std::io::stdout().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none()
-        }
-    };
+    let styled = use_color(args.color, args.output.is_some());
     let message_format = match message_format(args, styled) {
         Ok(m) => m,
         Err(e) => {
@@ -392,7 +438,10 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
                     &report,
                     &DiskSources { workspace_root },
                     styled,
-                    args.verbose > 0,
+                    human::Detail {
+                        every_gap: args.verbose > 0,
+                        summary: !args.quiet,
+                    },
                 ),
                 OutputFormat::Sarif => {
                     let roots = sarif::Roots::detect(&workspace_root);

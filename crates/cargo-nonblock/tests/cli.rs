@@ -495,3 +495,101 @@ fn an_unparsable_member_file_fails_the_run_and_dependency_gaps_collapse() {
         .any(|e| e["package"] == "dep" && e.get("member").is_none() && e["line"] == 1));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--help` groups options as cargo's commands do, and no option is listed without a
+/// description.
+#[test]
+fn help_is_grouped_like_cargo_and_every_option_says_what_it_does() {
+    let out = run(&["nonblock", "-h"]);
+    assert_eq!(out.status.code(), Some(0));
+    let help = String::from_utf8_lossy(&out.stdout);
+    for heading in [
+        "Package Selection:",
+        "Feature Selection:",
+        "Compilation Options:",
+        "Manifest Options:",
+        "Output:",
+        "Reporting:",
+    ] {
+        assert!(help.contains(heading), "{heading} missing:\n{help}");
+    }
+    let lines: Vec<&str> = help.lines().collect();
+    let mut options = 0;
+    for (i, line) in lines.iter().enumerate() {
+        let flags = line.trim_start();
+        if !flags.starts_with('-') {
+            continue;
+        }
+        options += 1;
+        // `  -p, --package <SPEC>  Report findings ...` (flags, two spaces, text), or, when the
+        // flags are long, the text on the next line, indented deeper than the flags.
+        let same_line = flags
+            .find("  ")
+            .is_some_and(|at| !flags[at..].trim().is_empty());
+        let indent = |l: &str| l.len() - l.trim_start().len();
+        let next_line = lines.get(i + 1).is_some_and(|next| {
+            !next.trim().is_empty() && indent(next) > indent(line) && !next.trim().starts_with('-')
+        });
+        assert!(
+            same_line || next_line,
+            "an option without help text: {line:?}"
+        );
+    }
+    assert!(options >= 20, "{help}");
+}
+
+#[test]
+fn completions_are_generated_for_the_shells_clap_complete_knows() {
+    let bash = run(&["nonblock", "completions", "bash"]);
+    assert_eq!(bash.status.code(), Some(0));
+    let script = String::from_utf8_lossy(&bash.stdout);
+    assert!(
+        script.contains("cargo-nonblock") && script.contains("--manifest-path"),
+        "{script}"
+    );
+    let zsh = String::from_utf8_lossy(&run(&["nonblock", "completions", "zsh"]).stdout).to_string();
+    assert!(zsh.starts_with("#compdef cargo-nonblock"), "{zsh}");
+    assert_eq!(
+        run(&["nonblock", "completions", "tcsh"]).status.code(),
+        Some(2)
+    );
+}
+
+/// Colour follows cargo's rules when stdout is not a terminal: `CARGO_TERM_COLOR` picks the
+/// default, `CLICOLOR_FORCE` forces auto on, `--color` wins over both; `-q` prints the
+/// findings and nothing else.
+#[test]
+fn color_follows_cargo_term_color_and_clicolor_force_and_quiet_prints_findings_only() {
+    let manifest = demo_manifest();
+    let m = manifest.to_str().unwrap();
+    let colored = |envs: &[(&str, &str)], extra: &[&str]| {
+        let mut cmd = bin();
+        cmd.args(["nonblock", "--manifest-path", m]).args(extra);
+        cmd.env_remove("CARGO_TERM_COLOR")
+            .env_remove("CLICOLOR_FORCE")
+            .env_remove("NO_COLOR");
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        String::from_utf8_lossy(&out.stdout).contains('\u{1b}')
+    };
+    assert!(!colored(&[], &[]));
+    assert!(colored(&[("CARGO_TERM_COLOR", "always")], &[]));
+    assert!(colored(&[("CLICOLOR_FORCE", "1")], &[]));
+    assert!(!colored(&[("CLICOLOR_FORCE", "0")], &[]));
+    assert!(!colored(
+        &[("CARGO_TERM_COLOR", "always")],
+        &["--color", "never"]
+    ));
+
+    let quiet = run(&["nonblock", "--manifest-path", m, "-q", "--color", "never"]);
+    let stdout = String::from_utf8_lossy(&quiet.stdout);
+    assert!(stdout.contains("warning[NB"), "{stdout}");
+    assert!(!stdout.contains("nonblock: "), "{stdout}");
+    assert!(
+        quiet.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&quiet.stderr)
+    );
+}

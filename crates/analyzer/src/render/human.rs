@@ -9,16 +9,35 @@ use super::SourceProvider;
 use crate::report::{Diagnostic, Finding, Report};
 
 pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> String {
-    render_with(report, sources, styled, false)
+    render_with(report, sources, styled, Detail::default())
 }
 
-/// [`render`]; `verbose` lists every gap in dependencies instead of one summary line.
+/// How much of the report the human rendering shows beside the findings.
+#[derive(Clone, Copy, Debug)]
+pub struct Detail {
+    /// Every gap in dependencies, instead of one line summing them up (`-v`).
+    pub every_gap: bool,
+    /// The summary line at the end (`-q` leaves it out: findings only).
+    pub summary: bool,
+}
+
+impl Default for Detail {
+    fn default() -> Detail {
+        Detail {
+            every_gap: false,
+            summary: true,
+        }
+    }
+}
+
+/// [`render`] with the detail asked for.
 pub fn render_with(
     report: &Report,
     sources: &dyn SourceProvider,
     styled: bool,
-    verbose: bool,
+    detail: Detail,
 ) -> String {
+    let verbose = detail.every_gap;
     let renderer = if styled {
         Renderer::styled()
     } else {
@@ -91,8 +110,10 @@ pub fn render_with(
         out.push_str(&renderer.render(&[Group::with_title(Level::WARNING.primary_title(title))]));
         out.push('\n');
     }
-    out.push_str(&summary_line(report));
-    out.push('\n');
+    if detail.summary {
+        out.push_str(&summary_line(report));
+        out.push('\n');
+    }
     out
 }
 
