@@ -116,6 +116,64 @@ pub fn load(root: &Path, rules: &RuleDb) -> Result<Config, Vec<ConfigError>> {
     )
 }
 
+/// Configuration written where it is not read, as notices (they count toward `--fail-on
+/// warning` like an unused suppression: settings the user believes apply do not):
+/// `[workspace.metadata.nonblock]` in the root `Cargo.toml` beside a `nonblock.toml`, which wins;
+/// `[package.metadata.nonblock]` in a member's manifest (`members`: display path and manifest
+/// path), since configuration is read from the workspace root only.
+pub fn ignored_config_notices(
+    root: &Path,
+    members: &[(String, PathBuf)],
+) -> Vec<crate::suppress::Notice> {
+    // The line of a table header, or of the first dotted key under it, for the notice.
+    fn table_line(text: &str, keys: &[&str]) -> Option<u32> {
+        let doc: toml::Table = toml::from_str(text).ok()?;
+        let mut t = &doc;
+        for k in keys {
+            t = t.get(*k)?.as_table()?;
+        }
+        let header = format!("[{}", keys.join("."));
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with(&header))
+            .unwrap_or(0);
+        Some(line as u32 + 1)
+    }
+    let mut out = Vec::new();
+    let root_manifest = root.join("Cargo.toml");
+    if root.join("nonblock.toml").is_file() {
+        if let Ok(text) = std::fs::read_to_string(&root_manifest) {
+            if let Some(line) = table_line(&text, &["workspace", "metadata", "nonblock"]) {
+                out.push(crate::suppress::Notice {
+                    kind: "ignored-config".into(),
+                    file: "Cargo.toml".into(),
+                    line,
+                    message: "`[workspace.metadata.nonblock]` is ignored: `nonblock.toml` is read \
+                              instead (one configuration per workspace); move these settings there"
+                        .into(),
+                });
+            }
+        }
+    }
+    for (shown, manifest) in members {
+        let Ok(text) = std::fs::read_to_string(manifest) else {
+            continue;
+        };
+        if let Some(line) = table_line(&text, &["package", "metadata", "nonblock"]) {
+            out.push(crate::suppress::Notice {
+                kind: "ignored-config".into(),
+                file: shown.clone(),
+                line,
+                message: "`[package.metadata.nonblock]` of a workspace member is ignored: the \
+                          configuration is read from the workspace root (`nonblock.toml` or \
+                          `[workspace.metadata.nonblock]` in its `Cargo.toml`)"
+                    .into(),
+            });
+        }
+    }
+    out
+}
+
 /// Parses `text`; with `within`, only the table at that key path (absent: empty config).
 pub fn parse(
     text: &str,
@@ -714,5 +772,53 @@ dedicated = ["app::rt::cpu_runtime", "app::rt::CPU"]
         let errs = parse("a = [\n", "nonblock.toml", None, &db()).unwrap_err();
         assert_eq!(errs.len(), 1);
         assert!(errs[0].message.starts_with("invalid TOML"));
+    }
+
+    /// Settings written where they are not read are notices: the root `Cargo.toml`'s table
+    /// beside a `nonblock.toml` (which wins), and a member's `[package.metadata.nonblock]`.
+    #[test]
+    fn configuration_that_is_not_read_is_a_notice_at_its_table() {
+        let dir = std::env::temp_dir().join(format!("nonblock-ignored-cfg-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("crates/a")).unwrap();
+        std::fs::create_dir_all(dir.join("crates/b")).unwrap();
+        std::fs::write(
+            dir.join("Cargo.toml"),
+            "[workspace]\nmembers = [\"crates/*\"]\n\n[workspace.metadata.nonblock]\nroots = []\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.join("crates/a/Cargo.toml"),
+            "[package]\nname = \"a\"\n\n[package.metadata.nonblock.rules.NB0101]\nenabled = false\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("crates/b/Cargo.toml"), "[package]\nname = \"b\"\n").unwrap();
+        let members = vec![
+            (
+                "crates/a/Cargo.toml".to_string(),
+                dir.join("crates/a/Cargo.toml"),
+            ),
+            (
+                "crates/b/Cargo.toml".to_string(),
+                dir.join("crates/b/Cargo.toml"),
+            ),
+        ];
+        let at = |notices: Vec<crate::suppress::Notice>| -> Vec<(String, u32)> {
+            notices.into_iter().map(|n| (n.file, n.line)).collect()
+        };
+        // Without nonblock.toml the root table is what is read: only the member's is ignored.
+        assert_eq!(
+            at(super::ignored_config_notices(&dir, &members)),
+            [("crates/a/Cargo.toml".to_string(), 4)]
+        );
+        std::fs::write(dir.join("nonblock.toml"), "roots = []\n").unwrap();
+        assert_eq!(
+            at(super::ignored_config_notices(&dir, &members)),
+            [
+                ("Cargo.toml".to_string(), 4),
+                ("crates/a/Cargo.toml".to_string(), 4)
+            ]
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -246,6 +246,16 @@ pub fn analyze_workspace(
     let findings = report::assemble(&input, propagated.findings);
     let suppressed = report::assemble(&input, propagated.suppressed).len();
     suppress::report_unused(&directives, &propagated.used, &mut notices);
+    let member_manifests: Vec<(String, std::path::PathBuf)> = ws
+        .packages
+        .iter()
+        .filter(|p| p.is_member)
+        .map(|p| {
+            let manifest = p.manifest_dir.join("Cargo.toml");
+            (ws.display_path(&manifest), manifest)
+        })
+        .collect();
+    notices.extend(config::ignored_config_notices(&ws.root, &member_manifests));
     let v1_fingerprints = if v1_fingerprints {
         baseline::v1_fingerprints(&input, &findings)
     } else {

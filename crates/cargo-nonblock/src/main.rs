@@ -249,6 +249,7 @@ fn print_rules(rules: &RuleDb, format: TableFormat) -> ExitCode {
                     serde_json::json!({
                         "id": r.id, "name": r.name, "category": r.category,
                         "severity": r.severity.as_str(), "apis": r.apis.len(),
+                        "api_patterns": r.apis.iter().map(|a| a.pattern.as_str()).collect::<Vec<_>>(),
                         "enabled_by_default": r.enabled_by_default,
                         "alternative": r.alternative, "summary": r.summary,
                     })

@@ -146,6 +146,21 @@ fn rules_and_explain_print_the_database() {
         .map(|r| r["id"].as_str().unwrap())
         .collect();
     assert!(ids.contains(&"NB0101") && ids.contains(&"NB1001"));
+    // Each rule lists its API patterns, as many as it counts.
+    let std_fs = table
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["id"] == "NB0101")
+        .unwrap();
+    let patterns: Vec<&str> = std_fs["api_patterns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(patterns.contains(&"std::fs::read"), "{patterns:?}");
+    assert_eq!(Some(patterns.len() as u64), std_fs["apis"].as_u64());
     let explain = run(&["nonblock", "explain", "NB0101"]);
     let text = String::from_utf8_lossy(&explain.stdout);
     for section in [
