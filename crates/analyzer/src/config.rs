@@ -120,7 +120,8 @@ pub fn load(root: &Path, rules: &RuleDb) -> Result<Config, Vec<ConfigError>> {
 /// warning` like an unused suppression: settings the user believes apply do not):
 /// `[workspace.metadata.nonblock]` in the root `Cargo.toml` beside a `nonblock.toml`, which wins;
 /// `[package.metadata.nonblock]` in a member's manifest (`members`: display path and manifest
-/// path), since configuration is read from the workspace root only.
+/// path of the members `cargo metadata` shows such a table for; each is read here only for the
+/// table's line), since configuration is read from the workspace root only.
 pub fn ignored_config_notices(
     root: &Path,
     members: &[(String, PathBuf)],

@@ -37,6 +37,9 @@ pub struct PackageInfo {
     /// so its functions are not roots ([`crate::roots::is_test_support`]). Still analysed: a
     /// production caller would reach it as an ordinary callee.
     pub test_support: bool,
+    /// The manifest has a `[package.metadata.nonblock]` table (from `cargo metadata`): never
+    /// read as configuration, so a member's is reported (`config::ignored_config_notices`).
+    pub nonblock_metadata: bool,
     pub source: SourceKind,
     pub features: Vec<String>,
 }
@@ -425,6 +428,7 @@ fn build_workspace(
             is_member,
             report_roots,
             test_support,
+            nonblock_metadata: !pkg.metadata["nonblock"].is_null(),
             source,
             features: features.clone(),
         });

@@ -141,7 +141,7 @@ pub fn build(
 ) -> CallGraph {
     let spawners = spawners(index, rules, &resolved);
     let mut spawned = BTreeSet::new();
-    let mut spawn_sites = BTreeSet::new();
+    let mut spawn_sites = BTreeMap::new();
     for b in resolved.iter_mut().flatten() {
         let owner = b.owner;
         detach_spawned(
@@ -297,7 +297,7 @@ fn is_spawner(rules: &RuleDb, spawners: &BTreeSet<FnId>, t: &Target) -> bool {
 /// lose their edge. Sync calls there (`tokio::spawn(make_future(load()))`) still run in the
 /// caller and keep it. Applied to every call list, closure arguments' included. The async fns
 /// detached are added to `spawned`: they run as tasks on a worker ([`crate::threads`]); the
-/// spawner calls' positions (with their owner) to `spawn_sites`, so that an async block written in
+/// spawner calls' positions to `spawn_sites` under their owner, so that an async block written in
 /// one (`tokio::spawn(async {..}).await`) is not taken for a future the caller polls.
 fn detach_spawned(
     index: &Index,
@@ -305,7 +305,7 @@ fn detach_spawned(
     spawners: &BTreeSet<FnId>,
     (owner, calls): (FnId, &mut [CallSite]),
     spawned: &mut BTreeSet<FnId>,
-    spawn_sites: &mut BTreeSet<(FnId, Pos)>,
+    spawn_sites: &mut BTreeMap<FnId, BTreeSet<Pos>>,
 ) {
     for i in 0..calls.len() {
         if calls[i]
@@ -313,7 +313,7 @@ fn detach_spawned(
             .iter()
             .any(|t| is_spawner(rules, spawners, t))
         {
-            spawn_sites.insert((owner, calls[i].pos));
+            spawn_sites.entry(owner).or_default().insert(calls[i].pos);
             let from = calls[i].args_from.min(i);
             for arg_call in &mut calls[from..i] {
                 arg_call.targets.retain(|t| match t {

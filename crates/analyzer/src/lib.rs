@@ -249,7 +249,7 @@ pub fn analyze_workspace(
     let member_manifests: Vec<(String, std::path::PathBuf)> = ws
         .packages
         .iter()
-        .filter(|p| p.is_member)
+        .filter(|p| p.is_member && p.nonblock_metadata)
         .map(|p| {
             let manifest = p.manifest_dir.join("Cargo.toml");
             (ws.display_path(&manifest), manifest)
@@ -347,24 +347,7 @@ fn trace_unresolved(
     let Ok(filter) = std::env::var("NONBLOCK_TRACE_UNRESOLVED") else {
         return;
     };
-    fn collect(calls: &[resolve::CallSite], path: &str, out: &mut Vec<String>) {
-        for c in calls {
-            for t in &c.targets {
-                let what = match t {
-                    resolve::Target::Unresolved(u) => u.as_str().to_string(),
-                    resolve::Target::UnknownMethod(m, _) => format!("unknown_receiver .{m}()"),
-                    other if std::env::var_os("NONBLOCK_TRACE_ALL").is_some() => {
-                        format!("resolved {other:?}")
-                    }
-                    _ => continue,
-                };
-                out.push(format!("{path}:{}:{}: {what}", c.pos.line, c.pos.column));
-            }
-            for ca in &c.closure_args {
-                collect(&ca.calls, path, out);
-            }
-        }
-    }
+    let all = std::env::var_os("NONBLOCK_TRACE_ALL").is_some();
     let mut out = Vec::new();
     for (f, bodies) in resolved.iter().enumerate() {
         let Some(file) = files.get(index.fns[f].file) else {
@@ -375,7 +358,19 @@ fn trace_unresolved(
             continue;
         }
         for b in bodies {
-            collect(&b.calls, &path, &mut out);
+            each_call(&b.calls, &mut |c| {
+                for t in &c.targets {
+                    let what = match (unresolved_reason(t), t) {
+                        (Some(reason), resolve::Target::UnknownMethod(m, _)) => {
+                            format!("{reason} .{m}()")
+                        }
+                        (Some(reason), _) => reason.to_string(),
+                        (None, other) if all => format!("resolved {other:?}"),
+                        (None, _) => continue,
+                    };
+                    out.push(format!("{path}:{}:{}: {what}", c.pos.line, c.pos.column));
+                }
+            });
         }
     }
     out.sort();
@@ -385,21 +380,29 @@ fn trace_unresolved(
     }
 }
 
-fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usize>) {
+/// Every call site of `calls`, those written in sync closure arguments included.
+fn each_call(calls: &[resolve::CallSite], f: &mut dyn FnMut(&resolve::CallSite)) {
     for c in calls {
-        for t in &c.targets {
-            match t {
-                resolve::Target::Unresolved(u) => {
-                    *out.entry(u.as_str().to_string()).or_default() += 1
-                }
-                resolve::Target::UnknownMethod(..) => {
-                    *out.entry("unknown_receiver".to_string()).or_default() += 1
-                }
-                _ => {}
-            }
-        }
+        f(c);
         for ca in &c.closure_args {
-            count_unresolved(&ca.calls, out);
+            each_call(&ca.calls, f);
         }
     }
+}
+
+/// The `stats.unresolved_by_reason` key of a call target that is not resolved.
+fn unresolved_reason(t: &resolve::Target) -> Option<&'static str> {
+    match t {
+        resolve::Target::Unresolved(u) => Some(u.as_str()),
+        resolve::Target::UnknownMethod(..) => Some("unknown_receiver"),
+        _ => None,
+    }
+}
+
+fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usize>) {
+    each_call(calls, &mut |c| {
+        for reason in c.targets.iter().filter_map(unresolved_reason) {
+            *out.entry(reason.to_string()).or_default() += 1;
+        }
+    });
 }

@@ -70,6 +70,14 @@ impl Diagnostic {
         }
     }
 
+    /// Where in `file` the problem is: the `line`/`column` fields, else the `line:column: ` the
+    /// message starts with (diagnostics built field by field).
+    pub fn position(&self) -> Option<(u32, u32)> {
+        self.line
+            .zip(self.column)
+            .or_else(|| leading_position(&self.message))
+    }
+
     /// The message without its leading `line:column: ` (shown after the path instead).
     pub fn text(&self) -> &str {
         match leading_position(&self.message) {
@@ -91,11 +99,11 @@ impl Diagnostic {
     }
 }
 
-/// `line:column: ` at the start of a message.
+/// `12:5: expected ...` → (12, 5).
 fn leading_position(message: &str) -> Option<(u32, u32)> {
     let mut parts = message.splitn(3, ':');
-    let line = parts.next()?.parse().ok()?;
-    let column = parts.next()?.parse().ok()?;
+    let line = parts.next()?.trim().parse().ok()?;
+    let column = parts.next()?.trim().parse().ok()?;
     parts.next()?;
     Some((line, column))
 }

@@ -2430,10 +2430,7 @@ mod tests {
                    assert!(std::fs::metadata(p).is_ok());\n\
                    }\n";
         let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
-        let lines: Vec<u32> = crate::testutil::sites(&report)
-            .iter()
-            .map(|s| s.0)
-            .collect();
+        let lines = crate::testutil::site_lines(&report);
         assert_eq!(lines, [5]);
     }
 
@@ -2452,10 +2449,7 @@ mod tests {
                    pub async fn c(e: E<Disk>) { if let E::A(d) = e { d.flush(); } }\n\
                    pub async fn d(w: Wrapper) { let Wrapper(inner) = w; inner.flush(); }\n";
         let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
-        let lines: Vec<u32> = crate::testutil::sites(&report)
-            .iter()
-            .map(|s| s.0)
-            .collect();
+        let lines = crate::testutil::site_lines(&report);
         assert_eq!(lines, [6, 8, 9]);
         assert_eq!(
             report.stats.unresolved_by_reason.get("unknown_receiver"),
@@ -2475,10 +2469,7 @@ mod tests {
                    pub struct Plain;\n\
                    pub async fn b() { let p = Plain::parse(); }\n";
         let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
-        let lines: Vec<u32> = crate::testutil::sites(&report)
-            .iter()
-            .map(|s| s.0)
-            .collect();
+        let lines = crate::testutil::site_lines(&report);
         assert_eq!(lines, [5]);
         let reasons = &report.stats.unresolved_by_reason;
         // `Plain` derives nothing: `Plain::parse` stays unknown.
@@ -2507,10 +2498,7 @@ mod tests {
             crate::discover::DepTarget::Opaque("my_derive".into()),
         );
         let report = crate::testutil::analyze_workspace_of(&ws);
-        let lines: Vec<u32> = crate::testutil::sites(&report)
-            .iter()
-            .map(|s| s.0)
-            .collect();
+        let lines = crate::testutil::site_lines(&report);
         assert_eq!(lines, [5]);
     }
 

@@ -81,25 +81,22 @@ pub(crate) fn is_test_support(
 ) -> bool {
     let def = &index.fns[f];
     let unit = &index.units[def.unit];
-    if ws.packages[unit.package].test_support {
-        return !configured.contains(&index.fn_display(f));
-    }
+    // A kit's name, or one ending in `_` and a kit's name (`kanidmd_testkit`, `api_tests`).
     let test_name = |s: &str| {
-        TEST_MODULES.contains(&s)
-            || s.starts_with("test_")
-            || s.ends_with("_test")
-            || s.ends_with("_tests")
-            || TEST_MODULES
-                .iter()
-                .any(|m| s.strip_suffix(m).is_some_and(|p| p.ends_with('_')))
+        s.starts_with("test_")
+            || TEST_MODULES.iter().any(|m| {
+                s.strip_suffix(m)
+                    .is_some_and(|p| p.is_empty() || p.ends_with('_'))
+            })
     };
     let name = def.ir.name.as_str();
-    let marked = test_name(&unit.crate_name)
+    let marked = ws.packages[unit.package].test_support
+        || test_name(&unit.crate_name)
         || index.modules[def.module].path.iter().any(|m| test_name(m))
         || ["_for_test", "_for_tests", "_for_testing"]
             .iter()
             .any(|s| name.ends_with(s));
-    marked && !configured.contains(&index.fn_display(f))
+    marked && (configured.is_empty() || !configured.contains(&index.fn_display(f)))
 }
 
 /// Searches a body for what the resolver turns into a body of its own: `async` blocks and

@@ -38,6 +38,16 @@ pub(crate) fn returned_params(index: &Index, resolved: &[Vec<Body>]) -> Vec<BTre
                 return None;
             }
             let tail = tail(def.ir.body.as_ref()?)?;
+            // A tail that never names a parameter returns none: most functions stop here, before
+            // their call targets are collected.
+            let names_param = tail.any(&mut |e| {
+                matches!(e, IrExpr::Path(p, _) if p.single().is_some_and(|n| {
+                    def.ir.sig.params.iter().any(|(name, _)| name.as_deref() == Some(n))
+                }))
+            });
+            if !names_param {
+                return None;
+            }
             let body = bodies.iter().find(|b| b.kind == BodyKind::Fn)?;
             // The analysed functions each call position resolves to.
             let mut targets = CallTargets::new();

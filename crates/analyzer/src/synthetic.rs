@@ -48,6 +48,7 @@ pub fn analyze_synthetic(dir: &Path, crates: &[SyntheticCrate]) -> std::io::Resu
             is_member: c.member,
             report_roots: c.member,
             test_support: false,
+            nonblock_metadata: false,
             source: if c.member {
                 SourceKind::Workspace
             } else {

@@ -64,6 +64,7 @@ fn analyze_files_full(
             is_member: true,
             report_roots: true,
             test_support: false,
+            nonblock_metadata: false,
             source: SourceKind::Workspace,
             features: vec!["default".into()],
         }],
@@ -106,6 +107,11 @@ pub fn sites(report: &Report) -> Vec<(u32, String)> {
     v
 }
 
+/// The entry lines of [`sites`], sorted.
+pub fn site_lines(report: &Report) -> Vec<u32> {
+    sites(report).into_iter().map(|(line, _)| line).collect()
+}
+
 /// [`sites`] of a one-file crate whose `src/lib.rs` is `src`.
 pub fn lib_rs_sites(src: &str) -> Vec<(u32, String)> {
     sites(&analyze_files(&[("src/lib.rs", src)]))
@@ -134,6 +140,7 @@ pub fn scratch_workspace(
             is_member: false,
             report_roots: true,
             test_support: false,
+            nonblock_metadata: false,
             source,
             features: vec![],
         }],

@@ -93,15 +93,7 @@ impl Scan<'_> {
                 let named_block_on = matches!(&**func, IrExpr::Path(p, _)
                     if p.segments.last().is_some_and(|s| s.name == "block_on"));
                 self.expr(func, ctx, polled, block_on);
-                let spawns = self.spawn_calls.contains(pos);
-                for a in args {
-                    self.expr(
-                        a,
-                        ctx,
-                        polled && !spawns,
-                        (block_on || named_block_on) && !spawns,
-                    );
-                }
+                self.args(args, *pos, ctx, polled, block_on || named_block_on);
             }
             IrExpr::MethodCall {
                 receiver,
@@ -111,30 +103,14 @@ impl Scan<'_> {
             } => {
                 self.call(*pos, ctx, polled, block_on);
                 self.expr(receiver, ctx, polled, block_on);
-                let spawns = self.spawn_calls.contains(pos);
-                for a in args {
-                    self.expr(
-                        a,
-                        ctx,
-                        polled && !spawns,
-                        (block_on || method == "block_on") && !spawns,
-                    );
-                }
+                self.args(args, *pos, ctx, polled, block_on || method == "block_on");
             }
             IrExpr::Await(inner) => self.expr(inner, ctx, true, block_on),
             IrExpr::Async { body, pos } => {
                 if block_on {
                     self.out.block_on_blocks.insert(*pos, ctx);
                 }
-                if polled {
-                    self.out
-                        .contexts
-                        .entry(ctx)
-                        .or_default()
-                        .blocks
-                        .insert(*pos);
-                }
-                self.out.contexts.entry(Some(*pos)).or_default();
+                self.async_context(*pos, ctx, polled);
                 self.block(body, Some(*pos));
             }
             // A closure handed to a future the context polls (`for_each_concurrent(n, |x| async
@@ -148,15 +124,7 @@ impl Scan<'_> {
                 ..
             } => {
                 if *is_async {
-                    if polled {
-                        self.out
-                            .contexts
-                            .entry(ctx)
-                            .or_default()
-                            .blocks
-                            .insert(*pos);
-                    }
-                    self.out.contexts.entry(Some(*pos)).or_default();
+                    self.async_context(*pos, ctx, polled);
                     self.expr(body, Some(*pos), false, false);
                 } else {
                     self.closure_value(body, ctx, polled);
@@ -219,6 +187,24 @@ impl Scan<'_> {
         }
     }
 
+    /// A call's arguments: polled with the call (and `block_on` for a `block_on` call), unless
+    /// the call at `pos` is a task spawner, whose arguments run as tasks.
+    fn args(&mut self, args: &[IrExpr], pos: Pos, ctx: Option<Pos>, polled: bool, block_on: bool) {
+        let spawns = self.spawn_calls.contains(&pos);
+        for a in args {
+            self.expr(a, ctx, polled && !spawns, block_on && !spawns);
+        }
+    }
+
+    /// An async block or async closure at `pos`, written in `ctx`: a context of its own, and one
+    /// `ctx` polls when its value is polled there.
+    fn async_context(&mut self, pos: Pos, ctx: Option<Pos>, polled: bool) {
+        if polled {
+            self.out.contexts.entry(ctx).or_default().blocks.insert(pos);
+        }
+        self.out.contexts.entry(Some(pos)).or_default();
+    }
+
     /// A sync closure's body: its value (the tail) is polled when the closure is, the rest not.
     fn closure_value(&mut self, body: &IrExpr, ctx: Option<Pos>, polled: bool) {
         match body {
@@ -268,7 +254,7 @@ pub(crate) fn mark_block_on_roots(
     bodies: &mut [GraphBody],
     fn_body: &[Option<usize>],
     spawned: &BTreeSet<FnId>,
-    spawn_sites: &BTreeSet<(FnId, Pos)>,
+    spawn_sites: &BTreeMap<FnId, BTreeSet<Pos>>,
 ) {
     let owners: BTreeSet<FnId> = bodies
         .iter()
@@ -298,20 +284,9 @@ pub(crate) fn mark_block_on_roots(
             || by_owner[&f].len() > 1
             || mentions_block_on(def.ir.body.as_ref())
         {
-            let spawn_calls: BTreeSet<Pos> = spawn_sites
-                .range(
-                    (f, Pos { line: 0, column: 0 })
-                        ..=(
-                            f,
-                            Pos {
-                                line: u32::MAX,
-                                column: u32::MAX,
-                            },
-                        ),
-                )
-                .map(|&(_, p)| p)
-                .collect();
-            polling_of.insert(f, polling(index, f, &spawn_calls));
+            let none = BTreeSet::new();
+            let spawn_calls = spawn_sites.get(&f).unwrap_or(&none);
+            polling_of.insert(f, polling(index, f, spawn_calls));
         }
     }
     let context_of = |b: usize| -> Option<Pos> {

@@ -15,6 +15,19 @@ fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("binary runs")
 }
 
+/// A fresh scratch directory `nonblock-<name>-<pid>` under the temp dir holding `files`
+/// (relative path, text), parent directories created.
+fn scratch(name: &str, files: &[(&str, &str)]) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nonblock-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    for (path, text) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    }
+    dir
+}
+
 fn json(out: &Output) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
         panic!(
@@ -180,23 +193,16 @@ fn rules_and_explain_print_the_database() {
 
 #[test]
 fn unresolvable_manifests_and_broken_members_exit_2_with_cargos_reason() {
-    let dir = std::env::temp_dir().join(format!("nonblock-broken-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("good/src")).unwrap();
-    std::fs::create_dir_all(dir.join("bad/src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[workspace]\nmembers = [\"good\", \"bad\"]\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("good/Cargo.toml"), "[package]\nname = \"good\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nno-such-crate-nonblock-test = \"1\"\n").unwrap();
-    std::fs::write(dir.join("good/src/lib.rs"), "").unwrap();
-    std::fs::write(
-        dir.join("bad/Cargo.toml"),
-        "[package]\nname = \"bad\"\nversion = \n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("bad/src/lib.rs"), "").unwrap();
+    let dir = scratch(
+        "broken",
+        &[
+            ("Cargo.toml", "[workspace]\nmembers = [\"good\", \"bad\"]\n"),
+            ("good/Cargo.toml", "[package]\nname = \"good\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\nno-such-crate-nonblock-test = \"1\"\n"),
+            ("good/src/lib.rs", ""),
+            ("bad/Cargo.toml", "[package]\nname = \"bad\"\nversion = \n"),
+            ("bad/src/lib.rs", ""),
+        ],
+    );
     let manifest = dir.join("Cargo.toml");
     let broken = run(&[
         "nonblock",
@@ -394,20 +400,17 @@ fn an_uninstalled_pinned_toolchain_is_reported_in_rustups_words() {
         eprintln!("skipped: the toolchain file is a rustup feature and rustup is not in use here");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("nonblock-toolchain-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(dir.join("src")).unwrap();
-    std::fs::write(
-        dir.join("Cargo.toml"),
-        "[package]\nname = \"pinned\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("src/lib.rs"), "").unwrap();
-    std::fs::write(
-        dir.join("rust-toolchain.toml"),
-        "[toolchain]\nchannel = \"1.31.0\"\n",
-    )
-    .unwrap();
+    let dir = scratch(
+        "toolchain",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"pinned\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            ("src/lib.rs", ""),
+            ("rust-toolchain.toml", "[toolchain]\nchannel = \"1.31.0\"\n"),
+        ],
+    );
     let out = bin()
         .args(["nonblock", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
@@ -440,29 +443,27 @@ fn an_uninstalled_pinned_toolchain_is_reported_in_rustups_words() {
 /// `path:line:col`. A dependency's gaps are one summary line; `-v` lists them.
 #[test]
 fn an_unparsable_member_file_fails_the_run_and_dependency_gaps_collapse() {
-    let dir = std::env::temp_dir().join(format!("nonblock-cli-gaps-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let write = |path: &str, text: &str| {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
-        std::fs::write(p, text).unwrap();
-    };
-    write(
-        "app/Cargo.toml",
-        "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
-         [dependencies]\ndep = { path = \"../dep\" }\n",
+    let dir = scratch(
+        "cli-gaps",
+        &[
+            (
+                "app/Cargo.toml",
+                "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [dependencies]\ndep = { path = \"../dep\" }\n",
+            ),
+            (
+                "app/src/lib.rs",
+                "mod bad;\npub fn ok() -> u32 { dep::one() }\n",
+            ),
+            ("app/src/bad.rs", "pub fn f() {\n    let x = (1, 2);\n"),
+            (
+                "dep/Cargo.toml",
+                "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            ),
+            ("dep/src/lib.rs", "mod broken;\npub fn one() -> u32 { 1 }\n"),
+            ("dep/src/broken.rs", "fn (\n"),
+        ],
     );
-    write(
-        "app/src/lib.rs",
-        "mod bad;\npub fn ok() -> u32 { dep::one() }\n",
-    );
-    write("app/src/bad.rs", "pub fn f() {\n    let x = (1, 2);\n");
-    write(
-        "dep/Cargo.toml",
-        "[package]\nname = \"dep\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-    );
-    write("dep/src/lib.rs", "mod broken;\npub fn one() -> u32 { 1 }\n");
-    write("dep/src/broken.rs", "fn (\n");
     let manifest = dir.join("app/Cargo.toml");
     let m = manifest.to_str().unwrap();
 
@@ -607,4 +608,37 @@ fn color_follows_cargo_term_color_and_clicolor_force_and_quiet_prints_findings_o
         "{}",
         String::from_utf8_lossy(&quiet.stderr)
     );
+}
+
+/// A member's `[package.metadata.nonblock]` (seen through `cargo metadata`) is reported where it
+/// is written, as an `ignored-config` notice that fails the run under `--fail-on warning`.
+#[test]
+fn a_member_s_package_metadata_table_is_an_ignored_config_notice() {
+    let dir = scratch(
+        "cli-pkgmeta",
+        &[
+            (
+                "Cargo.toml",
+                "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+                 [package.metadata.nonblock]\nroots = []\n",
+            ),
+            ("src/lib.rs", "pub fn f() {}\n"),
+        ],
+    );
+    let manifest = dir.join("Cargo.toml");
+    let out = run(&[
+        "nonblock",
+        "--manifest-path",
+        manifest.to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(out.status.code(), Some(1));
+    let report = json(&out);
+    let notices = report["notices"].as_array().unwrap();
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert_eq!(notices[0]["kind"], "ignored-config");
+    assert_eq!(notices[0]["file"], "Cargo.toml");
+    assert_eq!(notices[0]["line"], 6);
 }

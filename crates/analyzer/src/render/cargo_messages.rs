@@ -29,7 +29,7 @@ use cargo_metadata::camino::Utf8PathBuf;
 use cargo_metadata::{CrateType, Edition, TargetKind};
 use serde::Serialize;
 
-use super::sarif::{callee_end_column, leading_position};
+use super::sarif::callee_end_column;
 use super::{human, SourceProvider};
 use crate::report::{Diagnostic, Finding, Report};
 use crate::rules::{Rule, RuleDb};
@@ -468,7 +468,11 @@ impl<'a> Build<'a> {
             children.push(RustcDiagnostic::child("note", message, span));
         }
         if f.reached_from_count > 0 {
-            children.push(RustcDiagnostic::child("note", reached_from_note(f), None));
+            children.push(RustcDiagnostic::child(
+                "note",
+                super::reached_from_note(f),
+                None,
+            ));
         }
         if f.confidence != "high" {
             children.push(RustcDiagnostic::child(
@@ -536,7 +540,7 @@ impl<'a> Build<'a> {
             return None;
         }
         let member = owner.unwrap_or(&self.members.members[self.members.fallback]);
-        let span = match (&d.file, leading_position(&d.message)) {
+        let span = match (&d.file, d.position()) {
             (Some(file), Some((line, column))) => self.sources.call_span(file, line, column),
             (Some(file), None) => self.sources.line_span(file, 1),
             _ => None,
@@ -568,27 +572,6 @@ impl<'a> Build<'a> {
             human: self.human.as_mut().map(|h| h.error(d)).unwrap_or_default(),
         })
     }
-}
-
-/// `reached from 2 async callers: `a::main` (src/main.rs:20), …`, as the human note reads.
-fn reached_from_note(f: &Finding) -> String {
-    let listed: Vec<String> = f
-        .reached_from
-        .iter()
-        .map(|r| format!("`{}` ({}:{})", r.function, r.file, r.line))
-        .collect();
-    let mut note = format!(
-        "reached from {}: {}",
-        super::async_callers(f.reached_from_count),
-        listed.join(", ")
-    );
-    if f.reached_from_count > listed.len() {
-        note.push_str(&format!(
-            ", and {} more",
-            f.reached_from_count - listed.len()
-        ));
-    }
-    note
 }
 
 /// rustc's short form: `src/a.rs:3:5: warning[NB0101]: message`; `file: …` without a line,
@@ -876,6 +859,18 @@ mod tests {
         }
     }
 
+    /// [`render`] with the builtin rules and [`members`].
+    fn render_as(report: &Report, sources: &Texts, format: MessageFormat, success: bool) -> String {
+        render(
+            report,
+            &RuleDb::builtin(),
+            &members(),
+            sources,
+            format,
+            success,
+        )
+    }
+
     fn lines(out: &str) -> Vec<Value> {
         out.lines()
             .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
@@ -891,14 +886,7 @@ mod tests {
             short: false,
             ansi: false,
         };
-        let out = render(
-            &report,
-            &RuleDb::builtin(),
-            &members(),
-            &sources,
-            format,
-            false,
-        );
+        let out = render_as(&report, &sources, format, false);
         let lines = lines(&out);
         assert_eq!(lines.len(), 2, "{out}");
         let m = &lines[0];
@@ -965,10 +953,8 @@ mod tests {
         let report = crate::testutil::analyze_files(&[("src/lib.rs", LIB)]);
         let sources = Texts(vec![("src/lib.rs", LIB)]);
         for ansi in [false, true] {
-            let out = render(
+            let out = render_as(
                 &report,
-                &RuleDb::builtin(),
-                &members(),
                 &sources,
                 MessageFormat::Json { short: false, ansi },
                 true,
@@ -988,16 +974,7 @@ mod tests {
     fn short_lines_name_file_line_column_level_and_rule() {
         let report = crate::testutil::analyze_files(&[("src/lib.rs", LIB)]);
         let sources = Texts(vec![("src/lib.rs", LIB)]);
-        let render = |format| {
-            render(
-                &report,
-                &RuleDb::builtin(),
-                &members(),
-                &sources,
-                format,
-                true,
-            )
-        };
+        let render = |format| render_as(&report, &sources, format, true);
         let expected = format!(
             "src/lib.rs:5:5: error[NB0101]: {}\n",
             report.findings[0].message
@@ -1043,14 +1020,7 @@ mod tests {
             short: false,
             ansi: false,
         };
-        let out = render(
-            &report,
-            &RuleDb::builtin(),
-            &members(),
-            &sources,
-            format,
-            true,
-        );
+        let out = render_as(&report, &sources, format, true);
         let lines = lines(&out);
         assert_eq!(lines.len(), 3, "{out}");
         let notice = &lines[0]["message"];

@@ -10,7 +10,7 @@
 //! `%25`, `%0D` and `%0A`; in properties (`file`, `title`) `:` and `,` become `%3A` and `%2C` too.
 //! File paths are relative to the repository root (`Roots::srcroot`), as annotations need.
 
-use super::sarif::{leading_position, Roots, CARGO_HOME};
+use super::sarif::{Roots, CARGO_HOME};
 use crate::report::{Diagnostic, Finding, Report};
 use crate::rules::RuleDb;
 
@@ -105,8 +105,7 @@ fn diagnostic(d: &Diagnostic, roots: &Roots) -> String {
     message.push_str(&d.message);
     let mut props = match &d.file {
         Some(file) => {
-            // Parse errors start with `line:column: `.
-            let (line, col) = leading_position(&d.message).unwrap_or((0, 0));
+            let (line, col) = d.position().unwrap_or((0, 0));
             file_props(roots, file, line, col)
         }
         None => Vec::new(),

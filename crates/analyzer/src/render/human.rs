@@ -37,7 +37,6 @@ pub fn render_with(
     styled: bool,
     detail: Detail,
 ) -> String {
-    let verbose = detail.every_gap;
     let renderer = if styled {
         Renderer::styled()
     } else {
@@ -51,13 +50,13 @@ pub fn render_with(
     let (shown, collapsed): (Vec<&Diagnostic>, Vec<&Diagnostic>) = report
         .errors
         .iter()
-        .partition(|e| verbose || e.member || e.kind == "internal");
+        .partition(|e| detail.every_gap || e.member || e.kind == "internal");
     for e in shown {
         // `path:line:col: ` as rustc prints it: terminals and editors make it a link.
-        let location = match (&e.file, &e.package, e.line, e.column) {
-            (Some(file), _, Some(line), Some(col)) => format!("{file}:{line}:{col}: "),
-            (Some(file), _, _, _) => format!("{file}: "),
-            (None, Some(p), _, _) => format!("package {p}: "),
+        let location = match (&e.file, &e.package, e.position()) {
+            (Some(file), _, Some((line, col))) => format!("{file}:{line}:{col}: "),
+            (Some(file), _, None) => format!("{file}: "),
+            (None, Some(p), _) => format!("package {p}: "),
             _ => String::new(),
         };
         let title = format!(
@@ -87,14 +86,9 @@ pub fn render_with(
         }
         let kinds: Vec<String> = by_kind.iter().map(|(k, n)| format!("{k} {n}")).collect();
         let title = format!(
-            "analysis incomplete in {} of {} dependenc{} ({}); `-v` lists them",
-            if collapsed.len() == 1 {
-                "1 place".to_string()
-            } else {
-                format!("{} places", collapsed.len())
-            },
-            packages.len(),
-            if packages.len() == 1 { "y" } else { "ies" },
+            "analysis incomplete in {} of {} ({}); `-v` lists them",
+            plural(collapsed.len(), "place", "places"),
+            plural(packages.len(), "dependency", "dependencies"),
             kinds.join(", ")
         );
         out.push_str(&renderer.render(&[Group::with_title(Level::NOTE.primary_title(title))]));
@@ -126,13 +120,6 @@ pub fn summary_line(report: &Report) -> String {
         .count();
     let warnings = report.findings.len() - errors;
     let s = &report.stats;
-    let plural = |n: usize, one: &str, many: &str| {
-        if n == 1 {
-            format!("{n} {one}")
-        } else {
-            format!("{n} {many}")
-        }
-    };
     let mut line = format!(
         "nonblock: {} ({}, {}); {} and {} analysed",
         plural(report.findings.len(), "finding", "findings"),
@@ -211,7 +198,7 @@ fn render_finding(f: &Finding, sources: &dyn SourceProvider, renderer: &Renderer
         )));
     }
     if f.reached_from_count > 0 {
-        group = group.element(Level::NOTE.message(reached_from_note(f)));
+        group = group.element(Level::NOTE.message(super::reached_from_note(f)));
     }
     if f.confidence != "high" {
         group = group.element(Level::NOTE.message(format!("confidence: {}", f.confidence)));
@@ -221,26 +208,13 @@ fn render_finding(f: &Finding, sources: &dyn SourceProvider, renderer: &Renderer
     renderer.render(&groups)
 }
 
-/// `reached from 2 async callers: `a::main` (src/main.rs:20), `a::job` (src/job.rs:7)`, with
-/// `, and N more` past the listed ones.
-fn reached_from_note(f: &Finding) -> String {
-    let listed: Vec<String> = f
-        .reached_from
-        .iter()
-        .map(|r| format!("`{}` ({}:{})", r.function, r.file, r.line))
-        .collect();
-    let mut note = format!(
-        "reached from {}: {}",
-        super::async_callers(f.reached_from_count),
-        listed.join(", ")
-    );
-    if f.reached_from_count > listed.len() {
-        note.push_str(&format!(
-            ", and {} more",
-            f.reached_from_count - listed.len()
-        ));
+/// `1 finding`, `3 findings`.
+fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
     }
-    note
 }
 
 /// The byte range of the callee written at `column` (1-based, in characters): a path such as

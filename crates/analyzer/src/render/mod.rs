@@ -23,6 +23,28 @@ pub fn async_callers(count: usize) -> String {
     }
 }
 
+/// `reached from 2 async callers: `a::main` (src/main.rs:20), `a::job` (src/job.rs:7)`, with
+/// `, and N more` past the listed ones: the note of the human and cargo-message renderings.
+pub(crate) fn reached_from_note(f: &crate::report::Finding) -> String {
+    let listed: Vec<String> = f
+        .reached_from
+        .iter()
+        .map(|r| format!("`{}` ({}:{})", r.function, r.file, r.line))
+        .collect();
+    let mut note = format!(
+        "reached from {}: {}",
+        async_callers(f.reached_from_count),
+        listed.join(", ")
+    );
+    if f.reached_from_count > listed.len() {
+        note.push_str(&format!(
+            ", and {} more",
+            f.reached_from_count - listed.len()
+        ));
+    }
+    note
+}
+
 /// Reads the source text of a reported file (workspace-relative or absolute path), for snippets.
 pub trait SourceProvider {
     fn source(&self, file: &str) -> Option<String>;

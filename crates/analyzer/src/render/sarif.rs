@@ -433,8 +433,7 @@ fn notification(d: &Diagnostic, roots: &Roots) -> Notification {
         .properties(PropertyBag::builder().additional_properties(props).build())
         .build();
     if let Some(file) = &d.file {
-        // Parse errors start with `line:column: `.
-        let (line, column) = leading_position(&d.message).unwrap_or((0, 0));
+        let (line, column) = d.position().unwrap_or((0, 0));
         n.locations = Some(vec![Location::builder()
             .physical_location(physical(roots, file, line, column, &mut LineCache::none()))
             .build()]);
@@ -590,15 +589,6 @@ pub fn escape_message(s: &str) -> String {
         out.push(c);
     }
     out
-}
-
-/// `12:5: expected ...` → (12, 5).
-pub(crate) fn leading_position(message: &str) -> Option<(u32, u32)> {
-    let mut parts = message.splitn(3, ':');
-    let line = parts.next()?.trim().parse().ok()?;
-    let column = parts.next()?.trim().parse().ok()?;
-    parts.next()?;
-    Some((line, column))
 }
 
 /// The column (1-based, in characters) just past the callee written at `column`: a path such as
