@@ -160,15 +160,38 @@ pub fn ignored_config_notices(
         let Ok(text) = std::fs::read_to_string(manifest) else {
             continue;
         };
+        // A package's own model (`crate::models`) is read from it; anything else there is
+        // project configuration, which is read from the workspace root only.
+        let foreign: Vec<String> = toml::from_str::<toml::Table>(&text)
+            .ok()
+            .and_then(|doc| {
+                let t = doc.get("package")?.get("metadata")?.get("nonblock")?;
+                Some(
+                    t.as_table()?
+                        .keys()
+                        .filter(|k| !crate::models::MODEL_KEYS.contains(&k.as_str()))
+                        .map(|k| format!("`{k}`"))
+                        .collect(),
+                )
+            })
+            .unwrap_or_default();
+        if foreign.is_empty() {
+            continue;
+        }
         if let Some(line) = table_line(&text, &["package", "metadata", "nonblock"]) {
             out.push(crate::suppress::Notice {
                 kind: "ignored-config".into(),
                 file: shown.clone(),
                 line,
-                message: "`[package.metadata.nonblock]` of a workspace member is ignored: the \
-                          configuration is read from the workspace root (`nonblock.toml` or \
-                          `[workspace.metadata.nonblock]` in its `Cargo.toml`)"
-                    .into(),
+                message: format!(
+                    "{} in `[package.metadata.nonblock]` of a workspace member {} ignored: \
+                     project configuration is read from the workspace root (`nonblock.toml` \
+                     or `[workspace.metadata.nonblock]` in its `Cargo.toml`); a package's own \
+                     table declares only {}",
+                    foreign.join(", "),
+                    if foreign.len() == 1 { "is" } else { "are" },
+                    crate::models::MODEL_KEYS.join(", ")
+                ),
             });
         }
     }
@@ -589,7 +612,7 @@ fn parse_severity(s: &str) -> Option<Severity> {
 }
 
 /// `a::b::c`: at least two segments of identifiers.
-fn is_path(p: &str) -> bool {
+pub(crate) fn is_path(p: &str) -> bool {
     let segs: Vec<&str> = p.split("::").collect();
     segs.len() >= 2
         && segs.iter().all(|s| {
@@ -609,13 +632,17 @@ impl Config {
                 r.severity = *sev;
             }
         }
+        // Applied over the rule database and the libraries' models: the workspace has the last
+        // word on a path (`allow` also beats a pattern of the database).
         for b in &self.blocking {
             db.add_user_api(&b.category, &b.path, &b.reason, b.severity);
         }
         db.boundaries.extend(self.offload.iter().cloned());
         db.dedicated_runtimes
             .extend(self.dedicated_runtimes.iter().cloned());
-        db.opaque.extend(self.allow.iter().cloned());
+        for path in &self.allow {
+            db.declare_nonblocking(path);
+        }
         db.trusted_ffi.extend(self.ffi_trust.iter().cloned());
         db.ffi_report.extend(self.ffi_report.iter().cloned());
         db.ffi_unknown_quiet |= self.ffi_unknown_quiet;
@@ -794,7 +821,18 @@ dedicated = ["app::rt::cpu_runtime", "app::rt::CPU"]
         )
         .unwrap();
         std::fs::write(dir.join("crates/b/Cargo.toml"), "[package]\nname = \"b\"\n").unwrap();
+        // A library's own model (crate::models) is read, not ignored.
+        std::fs::create_dir_all(dir.join("crates/c")).unwrap();
+        std::fs::write(
+            dir.join("crates/c/Cargo.toml"),
+            "[package]\nname = \"c\"\n\n[package.metadata.nonblock]\noffload = [\"c::run\"]\n",
+        )
+        .unwrap();
         let members = vec![
+            (
+                "crates/c/Cargo.toml".to_string(),
+                dir.join("crates/c/Cargo.toml"),
+            ),
             (
                 "crates/a/Cargo.toml".to_string(),
                 dir.join("crates/a/Cargo.toml"),

@@ -197,6 +197,7 @@ pub fn build(
                         leaves: &leaves,
                         in_member: member_unit[unit],
                         calls_closure_values,
+                        memoised: &index.fns[f].ir.attrs.memoised,
                     },
                     c,
                     false,
@@ -460,12 +461,21 @@ pub(crate) fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
 fn leaves(index: &Index, rules: &RuleDb, member_unit: &[bool]) -> Leaves {
     let mut api = BTreeMap::new();
     let mut ffi_unknown = BTreeSet::new();
+    // Functions declared non-blocking (a library's model, the project's `allow`) are no API,
+    // whatever pattern covers them; `prefix::*` entries are checked on the function's path.
+    let exempt_fns = resolve_all_paths(index, &rules.exempt);
+    let globbed = rules.exempt.iter().any(|p| p.ends_with("::*"));
+    let exempt =
+        |f: FnId| exempt_fns.contains(&f) || (globbed && rules.is_exempt(&index.fn_display(f)));
     for (ri, rule) in rules.rules.iter().enumerate() {
         for (ai, a) in rule.apis.iter().enumerate() {
-            if a.pattern.starts_with("std::") {
+            if a.pattern.starts_with("std::") || rules.is_exempt(&a.pattern) {
                 continue;
             }
             for f in resolve_absolute(index, &a.pattern) {
+                if exempt(f) {
+                    continue;
+                }
                 api.entry(f).or_insert(ApiKey {
                     rule: ri,
                     api_index: ai,
@@ -480,7 +490,8 @@ fn leaves(index: &Index, rules: &RuleDb, member_unit: &[bool]) -> Leaves {
         let fast = resolve_all_paths(index, &rules.fast_ffi);
         for (f, def) in index.fns.iter().enumerate() {
             let library = &index.units[def.unit].crate_name;
-            if !def.foreign || rules.trusted_ffi.contains(library) || fast.contains(&f) {
+            if !def.foreign || rules.trusted_ffi.contains(library) || fast.contains(&f) || exempt(f)
+            {
                 continue;
             }
             let path = match rules.ffi_policy(library, &def.ir.name, member_unit[def.unit]) {
@@ -728,6 +739,8 @@ struct Flatten<'a> {
     leaves: &'a Leaves,
     in_member: bool,
     calls_closure_values: bool,
+    /// Calls of the body's fn whose value it memoises in a static (`crate::memo`).
+    memoised: &'a [crate::ir::Pos],
 }
 
 /// Whether a call is a one-time initialiser (`rules/runtime.toml`: `init`).
@@ -748,12 +761,14 @@ fn flatten(cx: &Flatten, c: &CallSite, init: bool, out: &mut Vec<EffectiveCall>)
         leaves,
         in_member,
         calls_closure_values,
+        memoised,
     } = *cx;
     // The closure a one-time initialiser runs: once per process. Dropped unless the
     // configuration reports it (`[report] init = true`); then marked. The initialiser's own body
     // only waits for a concurrent initialiser (once_cell's `thread::park`): never followed.
     let init_call = is_init_call(rules, leaves, c);
-    let init = init || init_call;
+    // A value built on a hand-written cache's cold path is one-time initialisation too.
+    let init = init || init_call || memoised.contains(&c.pos);
     if init && !rules.report_init {
         return;
     }

@@ -111,6 +111,10 @@ pub struct FnAttrs {
     /// `// nonblock:allow(..)` and similar directives are handled in report; this records the
     /// line of the item for suppression lookups.
     pub item_line: u32,
+    /// Calls whose value the body memoises in a static (`crate::memo`): built on the cache's
+    /// cold path, so kind `init`.
+    #[serde(default)]
+    pub memoised: Vec<Pos>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]

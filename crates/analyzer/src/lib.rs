@@ -19,6 +19,8 @@ pub mod ir;
 pub mod load;
 pub mod lower;
 pub mod macro_rules;
+pub mod memo;
+pub mod models;
 pub mod options;
 pub mod progress;
 pub mod propagate;
@@ -141,7 +143,9 @@ pub fn analyze_workspace(
     v1_fingerprints: bool,
 ) -> Report {
     let ws = ws.clone();
-    let configured_rules = config.apply(rules);
+    // Precedence on a path: workspace configuration > a library's own model > rule database.
+    let (library_models, model_warnings) = models::load(&ws, rules);
+    let configured_rules = config.apply(&models::apply(&library_models, rules));
     let rules = &configured_rules;
     let mut phase_start = Instant::now();
     let mut lap = |name: &str, phases: &mut BTreeMap<String, f64>| {
@@ -171,7 +175,7 @@ pub fn analyze_workspace(
 
     // Rebase per-unit file ids into one table, in unit order.
     let mut files = Vec::new();
-    let mut errors: Vec<Diagnostic> = Vec::new();
+    let mut errors: Vec<Diagnostic> = model_warnings;
     let mut loaded = Vec::new();
     for mut l in loads {
         let base = files.len() as u32;
@@ -294,6 +298,7 @@ pub fn analyze_workspace(
         stats,
         cache: cache_stats.into_inner().unwrap_or_default(),
         v1_fingerprints,
+        library_models,
     }
 }
 

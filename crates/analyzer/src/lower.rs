@@ -519,6 +519,7 @@ impl<'a> Lowerer<'a> {
                     || segs[0] == "rocket"
                     || (segs[0] == "tokio" && !args.contains("current_thread")))
         });
+        let memoised = body.map(crate::memo::memoised_calls).unwrap_or_default();
         let body = body.map(|b| self.lower_block(b));
         IrFn {
             name: sig.ident.to_string(),
@@ -536,6 +537,7 @@ impl<'a> Lowerer<'a> {
                 runtime_entry,
                 block_on_entry,
                 item_line: pos(sig.fn_token.span).line,
+                memoised,
             },
         }
     }

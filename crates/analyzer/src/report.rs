@@ -213,6 +213,10 @@ pub struct Report {
     /// serialised.
     #[serde(skip)]
     pub v1_fingerprints: BTreeMap<String, Vec<String>>,
+    /// The models packages declared about themselves and this run applied (`crate::models`):
+    /// listed by `-v`, never serialised.
+    #[serde(skip)]
+    pub library_models: Vec<crate::models::LibraryModel>,
 }
 
 impl Report {
@@ -242,6 +246,7 @@ impl Report {
             },
             cache: crate::cache::CacheStats::default(),
             v1_fingerprints: BTreeMap::new(),
+            library_models: Vec::new(),
         }
     }
 
@@ -449,7 +454,13 @@ fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding
             })
             .to_string()
     };
-    let help = if alternative.contains("::")
+    let declared =
+        r.api.api_index != usize::MAX && rule.apis.get(r.api.api_index).is_some_and(|a| a.declared);
+    let help = if declared {
+        // The declaration's own words (who declared it, and why), then the generic fix: a
+        // rule's help names that rule's own crates, which a declared API need not belong to.
+        format!("{alternative}; move the call into tokio::task::spawn_blocking or use an async API")
+    } else if alternative.contains("::")
         && !alternative.contains(' ')
         && !alternative.contains("spawn_blocking")
     {

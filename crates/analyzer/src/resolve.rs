@@ -317,6 +317,7 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
                     ty,
                     param: Some(i),
                     closure: None,
+                    fn_items: Vec::new(),
                 },
             );
         }
@@ -338,6 +339,9 @@ struct Local {
     param: Option<usize>,
     /// A sync closure bound by `let`: index into `Walker::closures`.
     closure: Option<usize>,
+    /// The functions a local bound to fn items may hold (`let f = if a { g } else { h };`,
+    /// lychee's `let function = match self { .. }`): what calling it calls.
+    fn_items: Vec<Target>,
 }
 
 impl Local {
@@ -346,6 +350,7 @@ impl Local {
             ty,
             param: None,
             closure: None,
+            fn_items: Vec::new(),
         }
     }
 }
@@ -417,6 +422,10 @@ impl Walker<'_> {
 
     fn lookup(&self, name: &str) -> Option<&Local> {
         self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    fn lookup_mut(&mut self, name: &str) -> Option<&mut Local> {
+        self.scopes.iter_mut().rev().find_map(|s| s.get_mut(name))
     }
 
     fn resolve_ty(&self, t: &IrType) -> Ty {
@@ -530,6 +539,7 @@ impl Walker<'_> {
                             ty: Ty::Unknown,
                             param: None,
                             closure: Some(index),
+                            fn_items: Vec::new(),
                         },
                     );
                 }
@@ -555,6 +565,14 @@ impl Walker<'_> {
                         None => init_ty,
                     };
                     self.bind_pat(pat, ty);
+                    if let (Some(name), Some(e)) = (&pat.ident, init) {
+                        let items = self.fn_items_of(e);
+                        if !items.is_empty() {
+                            if let Some(local) = self.lookup_mut(name) {
+                                local.fn_items = items;
+                            }
+                        }
+                    }
                 }
                 IrStmt::Expr(e) => last = self.walk(e),
                 IrStmt::Item => {}
@@ -917,7 +935,7 @@ impl Walker<'_> {
                     });
                     types.push(Ty::Unknown);
                 }
-                IrExpr::Path(p, _) => {
+                IrExpr::Path(p, pos) => {
                     let local = p.single().and_then(|n| self.lookup(n)).cloned();
                     if let Some(Local {
                         param: Some(pi), ..
@@ -935,6 +953,18 @@ impl Walker<'_> {
                             calls: self.closures[c].calls.clone(),
                             bodies: self.closures[c].bodies.clone(),
                         });
+                    }
+                    // A fn item handed over as a value (`.map(Key::load)`, `then(convert)`) is
+                    // the closure `|..| Key::load(..)`: whether and where it runs is decided as
+                    // for a closure written there.
+                    if local.is_none() {
+                        if let Some(call) = self.fn_item_call(p, *pos) {
+                            closures.push(ClosureArg {
+                                arg: i,
+                                calls: vec![call],
+                                bodies: 0..0,
+                            });
+                        }
                     }
                     types.push(self.walk(a));
                 }
@@ -960,6 +990,81 @@ impl Walker<'_> {
         if let Some(c) = self.sink.last_mut() {
             c.args_from = args_start;
         }
+    }
+
+    /// The functions an expression whose value is a fn item may name: a path to one, or the
+    /// tails of `if`/`match`/block arms that are (`let f = match mode { A => a, B => b };`).
+    fn fn_items_of(&mut self, e: &IrExpr) -> Vec<Target> {
+        let mut out: Vec<Target> = Vec::new();
+        let add = |ts: Vec<Target>, out: &mut Vec<Target>| {
+            for t in ts {
+                if !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+        };
+        match e {
+            IrExpr::Path(p, pos) => {
+                let local = p.single().is_some_and(|n| self.lookup(n).is_some());
+                if !local {
+                    if let Some(call) = self.fn_item_call(p, *pos) {
+                        add(call.targets, &mut out);
+                    }
+                }
+            }
+            IrExpr::Block(b) => {
+                if let Some(IrStmt::Expr(tail)) = b.stmts.last() {
+                    let ts = self.fn_items_of(tail);
+                    add(ts, &mut out);
+                }
+            }
+            IrExpr::If {
+                then, otherwise, ..
+            } => {
+                if let Some(IrStmt::Expr(tail)) = then.stmts.last() {
+                    let ts = self.fn_items_of(tail);
+                    add(ts, &mut out);
+                }
+                if let Some(o) = otherwise {
+                    let ts = self.fn_items_of(o);
+                    add(ts, &mut out);
+                }
+            }
+            IrExpr::Match { arms, .. } => {
+                for (_, arm) in arms {
+                    let ts = self.fn_items_of(arm);
+                    add(ts, &mut out);
+                }
+            }
+            _ => {}
+        }
+        out
+    }
+
+    /// The call a fn item named as a value stands for, when the path names a function of the
+    /// graph or a blocking API; `None` for constants, statics, unit structs and variants.
+    fn fn_item_call(&mut self, path: &IrPath, pos: Pos) -> Option<CallSite> {
+        let (targets, _) = self.resolve_call_path(path, &[]);
+        let targets: Vec<Target> = targets?
+            .into_iter()
+            .filter(|t| match t {
+                Target::Fn(..) => true,
+                Target::External(p, _) => self.rules.match_path(p).is_some(),
+                _ => false,
+            })
+            .collect();
+        if targets.is_empty() {
+            return None;
+        }
+        Some(CallSite {
+            pos: self.pos(pos),
+            targets,
+            closure_args: Vec::new(),
+            param_args: Vec::new(),
+            hold: Hold::Unknown,
+            addr_is_ip: false,
+            args_from: 0,
+        })
     }
 
     fn push_call(
@@ -1049,6 +1154,10 @@ impl Walker<'_> {
                     return Ty::Unknown;
                 }
                 let (_, closures, params) = self.walk_args(args);
+                if !local.fn_items.is_empty() {
+                    self.push_call(pos, local.fn_items.clone(), closures, params);
+                    return Ty::Unknown;
+                }
                 let target = match local.param {
                     Some(p) => Target::ParamCall(p),
                     None => Target::Unresolved(Unresolved::ClosureValue),

@@ -162,6 +162,10 @@ pub struct Api {
     /// Waits only to resolve a host name: a call given an IP address is not reported.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub dns_only: bool,
+    /// Declared by the project's configuration or a library's own model rather than the rule
+    /// database: `alternative` is then the declaration's reason, shown as the finding's help.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub declared: bool,
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -217,6 +221,10 @@ pub struct RuleDb {
     user_severity: BTreeMap<String, Severity>,
     pub boundaries: Vec<String>,
     pub opaque: Vec<String>,
+    /// Paths declared non-blocking (a library's `nonblocking`, the project's `allow`): never
+    /// matched as a blocking API, whatever pattern of the database covers them. Same syntax as
+    /// `opaque` (exact, or `prefix::*`).
+    pub exempt: Vec<String>,
     /// Crates whose `extern` fns are system bindings (see `rules/runtime.toml`).
     pub system_ffi: Vec<String>,
     /// Foreign functions that return without waiting: never reported (`rules/runtime.toml`).
@@ -248,6 +256,12 @@ pub struct RuleDb {
     pub ffi_unknown_quiet: bool,
 }
 
+/// Whether `path` is one of `list`'s paths or under one of its `prefix::*` entries.
+fn covered(list: &[String], path: &str) -> bool {
+    list.iter()
+        .any(|b| b == path || (b.ends_with("::*") && path.starts_with(&b[..b.len() - 1])))
+}
+
 impl RuleDb {
     /// The embedded database. Panics only if the embedded data is malformed, which the test
     /// suite rules out.
@@ -276,6 +290,7 @@ impl RuleDb {
             user_severity: BTreeMap::new(),
             boundaries: runtime.boundaries,
             opaque: runtime.opaque,
+            exempt: Vec::new(),
             system_ffi: runtime.system_ffi,
             fast_ffi: runtime.fast_ffi,
             spawners: runtime.spawners,
@@ -323,6 +338,7 @@ impl RuleDb {
                     alternative,
                     guard,
                     dns_only,
+                    declared: false,
                 });
             }
             for (field, list) in [
@@ -384,6 +400,9 @@ impl RuleDb {
 
     /// The rule matching a canonical path, if any.
     pub fn match_path(&self, path: &str) -> Option<ApiMatch> {
+        if self.is_exempt(path) {
+            return None;
+        }
         if let Some(m) = self.exact.get(path) {
             return Some(*m);
         }
@@ -409,20 +428,53 @@ impl RuleDb {
         reason: &str,
         severity: Option<Severity>,
     ) {
+        self.declare_blocking(category, path, reason, severity, "project rule");
+    }
+
+    /// Declares `path` blocking, as the first rule of `category`, with `reason` (and `origin`:
+    /// who said so) as its alternative text. Overrides an earlier `nonblocking`/`allow` of the
+    /// same path: declarations are applied lowest precedence first (rule database, library
+    /// models, workspace configuration).
+    pub fn declare_blocking(
+        &mut self,
+        category: &str,
+        path: &str,
+        reason: &str,
+        severity: Option<Severity>,
+        origin: &str,
+    ) {
         let Some(rule) = self.rules.iter().position(|r| r.category == category) else {
             return;
         };
+        self.exempt.retain(|p| p != path);
+        self.opaque.retain(|p| p != path);
         let api = self.rules[rule].apis.len();
         self.rules[rule].apis.push(Api {
             pattern: path.to_string(),
-            alternative: Some(format!("(project rule) {reason}")),
+            alternative: Some(format!("({origin}) {reason}")),
             guard: false,
             dns_only: false,
+            declared: true,
         });
         self.exact.insert(path.to_string(), ApiMatch { rule, api });
         if let Some(sev) = severity {
             self.user_severity.insert(path.to_string(), sev);
         }
+    }
+
+    /// Declares `path` (or `prefix::*`) non-blocking: never followed, never matched as an API.
+    /// Overrides an earlier declaration or database entry for the same path.
+    pub fn declare_nonblocking(&mut self, path: &str) {
+        if self.exact.remove(path).is_some() {
+            self.user_severity.remove(path);
+        }
+        self.opaque.push(path.to_string());
+        self.exempt.push(path.to_string());
+    }
+
+    /// Whether `path` was declared non-blocking ([`RuleDb::declare_nonblocking`]).
+    pub fn is_exempt(&self, path: &str) -> bool {
+        !self.exempt.is_empty() && covered(&self.exempt, path)
     }
 
     /// The severity of a finding of rule `rule` on API `api`: project overrides first.
@@ -468,9 +520,7 @@ impl RuleDb {
     }
 
     pub fn is_opaque(&self, path: &str) -> bool {
-        self.opaque
-            .iter()
-            .any(|b| b == path || (b.ends_with("::*") && path.starts_with(&b[..b.len() - 1])))
+        covered(&self.opaque, path)
     }
 
     pub fn find(&self, id_or_name: &str) -> Option<&Rule> {

@@ -192,6 +192,11 @@ impl Scan<'_> {
     fn args(&mut self, args: &[IrExpr], pos: Pos, ctx: Option<Pos>, polled: bool, block_on: bool) {
         let spawns = self.spawn_calls.contains(&pos);
         for a in args {
+            // A fn item handed over as a value is the closure `|..| f(..)` (the resolver records
+            // that call at the path): its future is polled as the closure's value would be.
+            if let IrExpr::Path(_, at) = a {
+                self.call(*at, ctx, polled && !spawns, block_on && !spawns);
+            }
             self.expr(a, ctx, polled && !spawns, block_on && !spawns);
         }
     }
@@ -628,6 +633,35 @@ mod tests {
                 w(7, "async block"),
                 b(8, "block_on thread"),
                 b(10, "block_on thread"),
+            ]
+        );
+    }
+
+    /// Async fns handed over as values are polled where the closure they stand for would be:
+    /// mas' `try_join_all(keys.iter().map(KeyConfig::json_web_key))` and lychee's `let function =
+    /// match self { .. }; function(url).await`, both under `#[tokio::main]`. Handed to a spawner,
+    /// the same fn item runs as a task.
+    #[test]
+    fn fn_items_handed_over_as_values_are_polled_where_they_are_handed() {
+        let src = "#[tokio::main]\n\
+                   async fn main() {\n\
+                   futures::future::join_all([1, 2].iter().map(check)).await;\n\
+                   let function = if cheap() { check } else { other };\n\
+                   function(&1).await;\n\
+                   tokio::spawn(background);\n\
+                   }\n\
+                   async fn check(_x: &i32) { std::fs::read(\"e\"); }\n\
+                   async fn other(_x: &i32) { std::fs::read(\"o\"); }\n\
+                   async fn background() { std::fs::read(\"b\"); }\n\
+                   fn cheap() -> bool { true }\n";
+        let b = |l: u32, root: &str| (l, "block_on".to_string(), root.to_string());
+        let w = |l: u32, root: &str| (l, "worker".to_string(), root.to_string());
+        assert_eq!(
+            kinds(src),
+            [
+                b(8, "block_on thread"),
+                b(9, "block_on thread"),
+                w(10, "async fn"),
             ]
         );
     }

@@ -193,6 +193,9 @@ pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
         "std::fs::OpenOptions::open" | "std::fs::File::open" | "std::fs::File::create" => {
             Some("std::fs::File")
         }
+        // Not `File`: `File::options().read(true)` sets a flag (crossterm's tty_fd), it reads
+        // nothing.
+        "std::fs::File::options" | "std::fs::OpenOptions::new" => Some("std::fs::OpenOptions"),
         "std::net::TcpListener::accept" => None,
         "std::process::Command::spawn" => Some("std::process::Child"),
         "std::thread::spawn" | "std::thread::Builder::spawn" => Some("std::thread::JoinHandle"),
@@ -323,6 +326,17 @@ pub fn is_unwrap_method(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+
+    /// crossterm's `tty_fd`: `File::options().read(true).write(true).open("/dev/tty")` is one
+    /// open, not a `File::read` (atuin's finding through crossterm in the session-8 audit).
+    #[test]
+    fn file_options_is_a_builder_not_a_file() {
+        let src = "async fn tty() {\n    let _f = std::fs::File::options()\n        .read(true)\n        .write(true)\n        .open(\"/dev/tty\");\n}\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let apis: Vec<&str> = report.findings.iter().map(|f| f.api.as_str()).collect();
+        assert_eq!(apis, ["std::fs::OpenOptions::open"]);
+    }
+
     use super::*;
 
     #[test]

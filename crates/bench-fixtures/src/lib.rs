@@ -53,7 +53,8 @@ pub struct ConfirmArgs {
     #[arg(long, default_value_t = 4, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=256))]
     pub workers: usize,
 
-    /// Fresh runtimes per scenario (the verdict is the majority; the table shows the spread)
+    /// Fresh runtimes per scenario: a scenario is starved when at least half of its runs are (the
+    /// table shows the spread)
     #[arg(long, default_value_t = 10, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1000))]
     pub runs: usize,
 

@@ -165,6 +165,10 @@ impl ConfirmReport {
             out.push('\n');
             out.push_str(&text_table(&CATEGORY_HEADER, &cat_rows));
         }
+        if !seed_rows.is_empty() || !cat_rows.is_empty() {
+            out.push('\n');
+            out.push_str(&column_legend(!seed_rows.is_empty(), !cat_rows.is_empty()));
+        }
         for r in failed {
             let _ = writeln!(
                 out,
@@ -485,6 +489,93 @@ pub fn describe_run(o: &crate::verdict::RunOutcome, workers: usize) -> String {
     line
 }
 
+/// What each column of the terminal tables means, printed under them so that a reader of
+/// `cargo nonblock confirm` needs no document to read the numbers. Only the columns of the tables
+/// shown are explained.
+pub fn column_legend(seed_table: bool, category_table: bool) -> String {
+    let long_poll_ms = crate::scenarios::seeds::LONG_POLL.as_millis();
+    let mut rows: Vec<(&str, String)> = Vec::new();
+    if seed_table {
+        rows.push((
+            "demo, scenario",
+            "the seed article's demo and its load point".into(),
+        ));
+    }
+    if category_table {
+        rows.push((
+            "category, variant",
+            "the rule category; first row its blocking API, second row the async alternative"
+                .into(),
+        ));
+    }
+    rows.push(("runs", "fresh runtimes measured for this row".into()));
+    rows.push((
+        "verdict",
+        "`starved k/n` or `healthy k/n`: k of the n runs were starved; the row is starved \
+         when at least half of its runs are"
+            .into(),
+    ));
+    if seed_table {
+        rows.push((
+            "starved by …",
+            "how many runs were starved by failures · by scheduling delay".into(),
+        ));
+    }
+    rows.push((
+        "failures %",
+        format!(
+            "operations that exceeded their timeout; a run with ≥ {:.0} % is starved",
+            FAILURE_STARVED * 100.0
+        ),
+    ));
+    if seed_table {
+        rows.push(("p50 ms", "median scheduling delay of the probe task".into()));
+    }
+    rows.push((
+        "p99 ms",
+        "99th-percentile scheduling delay of the probe task".into(),
+    ));
+    rows.push((
+        "p99:p50",
+        format!(
+            "p99 : max(p50, {} ms); a run with ≥ {:.0} : 1 (or a median delay ≥ {} ms) is starved",
+            P50_FLOOR_US / 1000,
+            RATIO_STARVED,
+            MEDIAN_STARVED_US / 1000
+        ),
+    ));
+    rows.push((
+        "max blocked (sat.)",
+        format!(
+            "most workers blocked at one instant (polls ≥ {long_poll_ms} ms) / workers, and in \
+             parentheses the runs in which every worker was blocked at once"
+        ),
+    ));
+    if seed_table {
+        rows.push((
+            "seed (match)",
+            "the figure the article published, and whether this run agrees (yes/NO)".into(),
+        ));
+    }
+    if category_table {
+        rows.push((
+            "confirmed",
+            "yes: the blocking API starved the runtime and the alternative did not".into(),
+        ));
+    }
+    let width = rows
+        .iter()
+        .map(|(c, _)| c.chars().count())
+        .max()
+        .unwrap_or(0);
+    let mut out = String::from("Columns:\n");
+    for (column, meaning) in rows {
+        let pad = width - column.chars().count();
+        let _ = writeln!(out, "  {column}{:pad$}  {meaning}", "");
+    }
+    out
+}
+
 /// The verdict rule, spelled out for the document and `--help`.
 pub fn verdict_rule() -> String {
     format!(
@@ -633,6 +724,43 @@ mod tests {
         assert!(table.contains("fs (NB01xx)"), "{table}");
         assert!(table.contains("starved 2/2"), "{table}");
         assert!(table.contains("NO"), "{table}");
+    }
+
+    #[test]
+    fn the_terminal_table_explains_its_columns_and_the_half_rule() {
+        let categories_only = report(vec![
+            result("category/fs/blocking", "category", true, None),
+            result("category/fs/alternative", "category", false, None),
+        ])
+        .table();
+        let legend = categories_only
+            .split_once("Columns:\n")
+            .map(|x| x.1)
+            .unwrap_or_else(|| panic!("no legend in\n{categories_only}"));
+        // Every header word of the category table is named at the start of a legend line.
+        let named: Vec<&str> = legend
+            .lines()
+            .filter_map(|l| l.strip_prefix("  "))
+            .map(|l| l.split("  ").next().unwrap_or(""))
+            .collect();
+        for column in CATEGORY_HEADER {
+            assert!(
+                named.iter().any(|n| n.split(", ").any(|c| c == column)),
+                "column {column:?} unexplained in\n{legend}"
+            );
+        }
+        assert!(legend.contains("at least half of its runs"), "{legend}");
+        // The seed table's own columns are not explained when no seed table is shown.
+        assert!(!legend.contains("seed (match)"), "{legend}");
+        let seeds = report(vec![result(
+            "seed/demo_panic/500t/4b",
+            "demo_panic",
+            true,
+            None,
+        )])
+        .table();
+        assert!(seeds.contains("  seed (match)  "), "{seeds}");
+        assert!(!seeds.contains("confirmed  "), "{seeds}");
     }
 
     #[test]

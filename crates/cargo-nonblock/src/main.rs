@@ -13,7 +13,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use nonblock_analyzer::baseline::Baseline;
 use nonblock_analyzer::progress::{Progress, Silent};
 use nonblock_analyzer::render::cargo_messages::{self, Members, MessageFormat};
-use nonblock_analyzer::render::{github, human, sarif, DiskSources};
+use nonblock_analyzer::render::{github, human, sarif, summary, DiskSources};
 use nonblock_analyzer::{analyze_with_progress, Options, Report, RuleDb};
 
 #[derive(Parser, Debug)]
@@ -47,6 +47,14 @@ enum Command {
     /// async alternative, and show the starvation it causes (build in release mode for timing).
     #[cfg(feature = "confirm")]
     Confirm(bench_fixtures::ConfirmArgs),
+    /// Run a rule category's blocking pattern on a real multi-thread Tokio runtime (not in this
+    /// build: install with `--features confirm`).
+    #[cfg(not(feature = "confirm"))]
+    Confirm {
+        /// Ignored: this build cannot run the workloads.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+        args: Vec<String>,
+    },
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to stdout.
     ///
     /// E.g. `cargo nonblock completions bash > ~/.local/share/bash-completion/completions/cargo-nonblock`.
@@ -70,6 +78,8 @@ enum OutputFormat {
     Sarif,
     /// GitHub Actions annotations (`::error file=…::…` workflow commands).
     Github,
+    /// Markdown for `$GITHUB_STEP_SUMMARY`: totals, counts per rule, the top findings and paths.
+    Summary,
 }
 
 /// cargo's `--message-format` values (comma-separated or repeated, as cargo takes them).
@@ -203,6 +213,11 @@ fn main() -> ExitCode {
         Some(Command::Explain { rule }) => explain(&rules, &rule),
         #[cfg(feature = "confirm")]
         Some(Command::Confirm(args)) => ExitCode::from(bench_fixtures::confirm_command(&args)),
+        #[cfg(not(feature = "confirm"))]
+        Some(Command::Confirm { .. }) => {
+            eprintln!("{CONFIRM_NOT_BUILT}");
+            ExitCode::from(2)
+        }
         Some(Command::Completions { shell }) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             clap_complete::generate(
@@ -291,12 +306,24 @@ fn print_rules(rules: &RuleDb, format: TableFormat) -> ExitCode {
     ExitCode::SUCCESS
 }
 
+/// Why `confirm` is missing and how to get it. The workloads pull in a Tokio runtime, bundled
+/// SQLite, an HTTP client and a plotting library, which triple the install time of a scanner
+/// that needs none of them, so they are an opt-in feature.
+#[cfg(not(feature = "confirm"))]
+const CONFIRM_NOT_BUILT: &str =
+    "error: this cargo-nonblock was built without the `confirm` feature \
+(the starvation workloads: a Tokio runtime, SQLite, an HTTP client)
+help: reinstall with it: cargo install --locked --path crates/cargo-nonblock --features confirm
+      (from a clone of cargo-nonblock), or run the workloads from the clone without installing:
+      cargo run --release -p bench-fixtures --bin confirm -- <CATEGORY|RULE_ID|seeds|--all>";
+
 /// The workload that shows a rule's category starving a runtime, for `explain`.
 fn confirmation_text(category: &str) -> Option<String> {
     #[cfg(feature = "confirm")]
     let scenario = bench_fixtures::confirmation_name(category)?;
     #[cfg(not(feature = "confirm"))]
-    let scenario = "(built without the `confirm` feature)";
+    let scenario = "its category's workload (this build lacks the `confirm` feature: install with \
+                    `--features confirm`)";
     Some(format!(
         "Confirmation: `cargo nonblock confirm {category}` runs {scenario}\n"
     ))
@@ -451,6 +478,9 @@ fn scan(args: &ScanArgs, rules: &RuleDb) -> ExitCode {
                 OutputFormat::Github => {
                     github::render(&report, rules, &sarif::Roots::detect(&workspace_root))
                 }
+                OutputFormat::Summary => {
+                    summary::render(&report, rules, &sarif::Roots::detect(&workspace_root))
+                }
             }
         }
     };
@@ -570,6 +600,18 @@ fn print_verbose(report: &Report) {
     }
     for (phase, secs) in &s.phases {
         eprintln!("nonblock: phase {phase}: {secs:.3}s");
+    }
+    if report.library_models.is_empty() {
+        eprintln!("nonblock: no package declares a model ([package.metadata.nonblock])");
+    }
+    for m in &report.library_models {
+        eprintln!(
+            "nonblock: model declared by {} ({}):",
+            m.package, m.manifest
+        );
+        for line in m.describe() {
+            eprintln!("    {line}");
+        }
     }
     let c = report.cache;
     eprintln!(

@@ -47,10 +47,10 @@ pub fn render_with(
         out.push_str(&render_finding(f, sources, &renderer));
         out.push_str("\n\n");
     }
-    let (shown, collapsed): (Vec<&Diagnostic>, Vec<&Diagnostic>) = report
-        .errors
-        .iter()
-        .partition(|e| detail.every_gap || e.member || e.kind == "internal");
+    let (shown, collapsed): (Vec<&Diagnostic>, Vec<&Diagnostic>) =
+        report.errors.iter().partition(|e| {
+            detail.every_gap || e.member || matches!(e.kind.as_str(), "internal" | "metadata")
+        });
     for e in shown {
         // `path:line:col: ` as rustc prints it: terminals and editors make it a link.
         let location = match (&e.file, &e.package, e.position()) {
@@ -59,12 +59,13 @@ pub fn render_with(
             (None, Some(p), _) => format!("package {p}: "),
             _ => String::new(),
         };
-        let title = format!(
-            "{} ({}): {location}{}",
-            "analysis incomplete",
-            e.kind,
-            e.text()
-        );
+        // A library's model that could not be read in full is no gap in the code analysed.
+        let what = if e.kind == "metadata" {
+            "library model"
+        } else {
+            "analysis incomplete"
+        };
+        let title = format!("{what} ({}): {location}{}", e.kind, e.text());
         // An internal error means part of the graph went unanalysed: the run failed.
         let level = if e.kind == "internal" {
             Level::ERROR
@@ -140,10 +141,23 @@ pub fn summary_line(report: &Report) -> String {
             plural(report.notices.len(), "notice", "notices")
         ));
     }
-    if !report.errors.is_empty() {
+    // A library's malformed model is not a gap in the analysis: counted on its own.
+    let models = report
+        .errors
+        .iter()
+        .filter(|e| e.kind == "metadata")
+        .count();
+    let gaps = report.errors.len() - models;
+    if gaps > 0 {
         line.push_str(&format!(
             ", {} not fully analysed",
-            plural(report.errors.len(), "problem", "problems")
+            plural(gaps, "problem", "problems")
+        ));
+    }
+    if models > 0 {
+        line.push_str(&format!(
+            ", {} in libraries' models",
+            plural(models, "problem", "problems")
         ));
     }
     line

@@ -4,6 +4,7 @@ pub mod cargo_messages;
 pub mod github;
 pub mod human;
 pub mod sarif;
+pub mod summary;
 
 /// The output formats of the CLI (`--format`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -12,6 +13,17 @@ pub enum Format {
     Json,
     Sarif,
     Github,
+    /// Markdown for `$GITHUB_STEP_SUMMARY`: totals, counts per rule, the top findings.
+    Summary,
+}
+
+/// `1 finding`, `3 findings`.
+pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
+    if n == 1 {
+        format!("{n} {one}")
+    } else {
+        format!("{n} {many}")
+    }
 }
 
 /// `1 async caller`, `3 async callers`: how `reached_from_count` reads.

@@ -31,11 +31,12 @@ use crate::suppress::Notice;
 
 /// The `$schema` written into the log (the schema GitHub's documentation points to).
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
-/// `tool.driver.informationUri`: the package's repository (the workspace's, as a fallback while
-/// this crate's manifest does not inherit `repository`).
-pub const INFORMATION_URI: &str = match env!("CARGO_PKG_REPOSITORY").as_bytes() {
-    [] => "https://example.invalid/cargo-nonblock",
-    _ => env!("CARGO_PKG_REPOSITORY"),
+/// `tool.driver.informationUri`: the package's repository when its manifest names one. This
+/// project has no public address yet, and a placeholder URI would send readers of the SARIF
+/// nowhere, so the field is left out until it has (SARIF makes it optional).
+pub const INFORMATION_URI: Option<&str> = match env!("CARGO_PKG_REPOSITORY").as_bytes() {
+    [] => None,
+    _ => Some(env!("CARGO_PKG_REPOSITORY")),
 };
 /// The base id of workspace and repository files (the one GitHub code scanning understands).
 pub const SRCROOT: &str = "%SRCROOT%";
@@ -189,14 +190,15 @@ pub fn render(
 }
 
 fn driver(rules: &RuleDb) -> ToolComponent {
-    ToolComponent::builder()
+    let mut driver = ToolComponent::builder()
         .name("cargo-nonblock")
         .full_name(format!("cargo-nonblock {}", env!("CARGO_PKG_VERSION")))
         .semantic_version(env!("CARGO_PKG_VERSION"))
         .version(env!("CARGO_PKG_VERSION"))
-        .information_uri(INFORMATION_URI)
         .rules(rules.rules.iter().map(descriptor).collect::<Vec<_>>())
-        .build()
+        .build();
+    driver.information_uri = INFORMATION_URI.map(str::to_string);
+    driver
 }
 
 fn descriptor(rule: &Rule) -> ReportingDescriptor {

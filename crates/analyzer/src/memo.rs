@@ -1,0 +1,299 @@
+//! Part of stage 2, *lower*: values a function memoises in a static, computed on a cold path.
+//!
+//! A hand-written cache computes its value once (or again only when its key changes) and keeps
+//! it in a `static`:
+//!
+//! ```ignore
+//! static COMPILED: Mutex<Option<(String, Regex)>> = Mutex::new(None);
+//! let mut guard = COMPILED.lock().unwrap();
+//! if let Some((source, regex)) = &*guard { if *source == wanted { return regex.is_match(s) } }
+//! let regex = Regex::new(&wanted).unwrap();          // only when the cache misses
+//! *guard = Some((wanted, regex));
+//! ```
+//!
+//! (vaultwarden's `should_block_address_regex`). The call that builds the stored value runs on
+//! the cache's cold path, like a `OnceLock` initialiser: it is kind `init` (issue 16's "cold path
+//! known from the code"), reported only with `[report] init = true`.
+//!
+//! Recognised, syntactically, within one function body:
+//! - a *cache guard*: a local bound to `STATIC.lock()` / `.write()` / `.borrow_mut()` /
+//!   `.get_mut()` (through `unwrap`, `expect`, `?`, `.await`), where `STATIC` is an
+//!   upper-case identifier (Rust's naming for statics) or a path ending in one;
+//! - a *store* into the cache: `*guard = VALUE`, `guard.insert(.., VALUE)`, `guard.replace(VALUE)`,
+//!   `guard.get_or_insert(VALUE)`, or the same on `STATIC.lock()..` written in place;
+//! - the memoised calls: every call in the store's value, and every call in the initialiser of a
+//!   local (`let regex = ..;`) that the stored value names.
+//!
+//! A value stored in a local `Mutex` or a field (`self.cache`) is not recognised: whether that
+//! cache outlives a request is not visible from the function.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use syn::spanned::Spanned;
+use syn::visit::Visit;
+
+use crate::ir::Pos;
+use crate::lower::pos;
+
+/// The positions (as the IR records calls: a path call at its function path, a method call at
+/// its method name) of the calls whose value `body` memoises in a static, sorted.
+pub fn memoised_calls(body: &syn::Block) -> Vec<Pos> {
+    let mut scan = Scan::default();
+    scan.visit_block(body);
+    let mut out = BTreeSet::new();
+    for value in &scan.stored {
+        calls_in(value, &mut out);
+        let mut names = Names::default();
+        names.visit_expr(value);
+        for name in names.0 {
+            for init in scan.lets.get(&name).into_iter().flatten() {
+                calls_in(init, &mut out);
+            }
+        }
+    }
+    out.into_iter().collect()
+}
+
+#[derive(Default)]
+struct Scan<'a> {
+    /// Locals bound to a static's lock guard.
+    guards: BTreeSet<String>,
+    /// Local name → the initialisers it is bound to (a name may be re-bound).
+    lets: BTreeMap<String, Vec<&'a syn::Expr>>,
+    /// Values stored into a cache.
+    stored: Vec<&'a syn::Expr>,
+}
+
+impl<'a> Visit<'a> for Scan<'a> {
+    fn visit_local(&mut self, l: &'a syn::Local) {
+        if let (syn::Pat::Ident(p), Some(init)) = (strip_type(&l.pat), &l.init) {
+            let name = p.ident.to_string();
+            if is_static_guard(&init.expr) {
+                self.guards.insert(name.clone());
+            }
+            self.lets.entry(name).or_default().push(&init.expr);
+        }
+        syn::visit::visit_local(self, l);
+    }
+
+    fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
+        if let syn::Expr::Unary(u) = &*a.left {
+            if matches!(u.op, syn::UnOp::Deref(_)) && self.is_cache(&u.expr) {
+                self.stored.push(&a.right);
+            }
+        }
+        syn::visit::visit_expr_assign(self, a);
+    }
+
+    fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        let stores = matches!(
+            m.method.to_string().as_str(),
+            "insert"
+                | "replace"
+                | "get_or_insert"
+                | "get_or_insert_with"
+                | "set"
+                | "or_insert"
+                | "or_insert_with"
+        );
+        if stores && self.is_cache(&m.receiver) {
+            if let Some(value) = m.args.last() {
+                self.stored.push(value);
+            }
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+
+    // A closure's or nested item's body is another function's business.
+    fn visit_item(&mut self, _: &'a syn::Item) {}
+}
+
+impl Scan<'_> {
+    /// A cache guard local, or a static's lock taken in place; also through the accessors that
+    /// reach into the cached container (`guard.get_or_insert_with(HashMap::new).insert(..)`,
+    /// `guard.entry(k).or_insert(..)`).
+    fn is_cache(&self, e: &syn::Expr) -> bool {
+        let mut e = strip_adapters(e);
+        while let syn::Expr::MethodCall(m) = e {
+            let into_container = matches!(
+                m.method.to_string().as_str(),
+                "get_or_insert_with" | "get_or_insert_default" | "get_or_insert" | "entry"
+            );
+            if !into_container {
+                break;
+            }
+            e = strip_adapters(&m.receiver);
+        }
+        match e {
+            syn::Expr::Path(p) => p
+                .path
+                .get_ident()
+                .is_some_and(|i| self.guards.contains(&i.to_string())),
+            other => is_static_guard(other),
+        }
+    }
+}
+
+/// `STATIC.lock()` (and friends), through `unwrap`, `expect`, `?` and `.await`.
+fn is_static_guard(e: &syn::Expr) -> bool {
+    let syn::Expr::MethodCall(m) = strip_adapters(e) else {
+        return false;
+    };
+    matches!(
+        m.method.to_string().as_str(),
+        "lock" | "write" | "borrow_mut" | "get_mut"
+    ) && is_static_path(strip_adapters(&m.receiver))
+}
+
+/// An upper-case identifier, or a path ending in one: a `static` by Rust's naming convention.
+fn is_static_path(e: &syn::Expr) -> bool {
+    let syn::Expr::Path(p) = e else {
+        return false;
+    };
+    p.path.segments.last().is_some_and(|s| {
+        let name = s.ident.to_string();
+        name.len() > 1
+            && name.chars().any(|c| c.is_ascii_uppercase())
+            && name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+    })
+}
+
+/// The expression under value-preserving adapters: `unwrap()`, `expect(..)`, `?`, `.await`,
+/// parentheses and references.
+fn strip_adapters(mut e: &syn::Expr) -> &syn::Expr {
+    loop {
+        e = match e {
+            syn::Expr::MethodCall(m)
+                if matches!(
+                    m.method.to_string().as_str(),
+                    "unwrap" | "expect" | "unwrap_or_else" | "as_mut" | "deref_mut"
+                ) =>
+            {
+                &m.receiver
+            }
+            syn::Expr::Try(t) => &t.expr,
+            syn::Expr::Await(a) => &a.base,
+            syn::Expr::Paren(p) => &p.expr,
+            syn::Expr::Reference(r) => &r.expr,
+            _ => return e,
+        };
+    }
+}
+
+fn strip_type(p: &syn::Pat) -> &syn::Pat {
+    match p {
+        syn::Pat::Type(t) => strip_type(&t.pat),
+        other => other,
+    }
+}
+
+/// Single-segment paths named in an expression: the locals a stored value is built from.
+#[derive(Default)]
+struct Names(BTreeSet<String>);
+
+impl<'a> Visit<'a> for Names {
+    fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
+        if let Some(i) = p.path.get_ident() {
+            self.0.insert(i.to_string());
+        }
+    }
+}
+
+/// Every call's position in `e`, as the lowering records it.
+fn calls_in(e: &syn::Expr, out: &mut BTreeSet<Pos>) {
+    struct Calls<'o>(&'o mut BTreeSet<Pos>);
+    impl<'a> Visit<'a> for Calls<'_> {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            self.0.insert(pos(c.func.span()));
+            syn::visit::visit_expr_call(self, c);
+        }
+        fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+            self.0.insert(pos(m.method.span()));
+            syn::visit::visit_expr_method_call(self, m);
+        }
+    }
+    Calls(out).visit_expr(e);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::testutil::analyze_files_with;
+
+    /// `(line, api, kind)` of every finding of a one-file crate, with `[report] init` on/off.
+    fn findings(src: &str, report_init: bool) -> Vec<(u32, String, String)> {
+        let config = crate::config::Config {
+            report_init,
+            ..Default::default()
+        };
+        let report = analyze_files_with(&[("src/lib.rs", src)], &config);
+        let mut v: Vec<(u32, String, String)> = report
+            .findings
+            .iter()
+            .map(|f| (f.path[0].line, f.api.clone(), f.kind.clone()))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_value_cached_in_a_static_is_built_on_the_cold_path() {
+        // vaultwarden's should_block_address_regex, with std::fs standing in for the compile.
+        let src = "use std::sync::Mutex;\n\
+                   fn cached(wanted: String) -> usize {\n\
+                   \x20   static CACHE: Mutex<Option<(String, Vec<u8>)>> = Mutex::new(None);\n\
+                   \x20   let mut guard = CACHE.lock().unwrap();\n\
+                   \x20   if let Some((k, v)) = &*guard { if *k == wanted { return v.len(); } }\n\
+                   \x20   let bytes = std::fs::read(&wanted).unwrap();\n\
+                   \x20   let n = bytes.len();\n\
+                   \x20   *guard = Some((wanted, bytes));\n\
+                   \x20   n\n\
+                   }\n\
+                   fn uncached(wanted: String) -> usize {\n\
+                   \x20   let bytes = std::fs::read(&wanted).unwrap();\n\
+                   \x20   bytes.len()\n\
+                   }\n\
+                   async fn handler() {\n\
+                   \x20   cached(String::new());\n\
+                   \x20   uncached(String::new());\n\
+                   }\n";
+        assert_eq!(
+            findings(src, false),
+            [(17, "std::fs::read".to_string(), "worker".to_string())],
+            "only the uncached read is per request"
+        );
+        let with_init = findings(src, true);
+        assert!(
+            with_init.contains(&(16, "std::fs::read".to_string(), "init".to_string())),
+            "{with_init:?}"
+        );
+    }
+
+    #[test]
+    fn stores_in_place_and_into_maps_are_caches_too_but_locals_are_not() {
+        let src = "use std::sync::Mutex;\nuse std::collections::HashMap;\n\
+                   static SEEN: Mutex<Option<Vec<u8>>> = Mutex::new(None);\n\
+                   static BY_KEY: Mutex<Option<HashMap<String, Vec<u8>>>> = Mutex::new(None);\n\
+                   fn in_place() { *SEEN.lock().unwrap() = Some(std::fs::read(\"a\").unwrap()); }\n\
+                   fn into_map(m: &mut HashMap<String, Vec<u8>>) {\n\
+                   \x20   let v = std::fs::read(\"b\").unwrap();\n\
+                   \x20   let mut cache = BY_KEY.lock().unwrap();\n\
+                   \x20   cache.get_or_insert_with(HashMap::new).insert(String::new(), v);\n\
+                   \x20   m.clear();\n\
+                   }\n\
+                   fn local_cache() {\n\
+                   \x20   let local = Mutex::new(None);\n\
+                   \x20   let mut guard = local.lock().unwrap();\n\
+                   \x20   *guard = Some(std::fs::read(\"c\").unwrap());\n\
+                   }\n\
+                   async fn handler(m: &mut HashMap<String, Vec<u8>>) {\n\
+                   \x20   in_place();\n\
+                   \x20   into_map(m);\n\
+                   \x20   local_cache();\n\
+                   }\n";
+        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
+        // Only the local Mutex's store is per call: in_place and into_map store into statics.
+        assert_eq!(lines, [20], "{:?}", findings(src, false));
+    }
+}
