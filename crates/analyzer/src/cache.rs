@@ -21,7 +21,7 @@ use crate::report::Diagnostic;
 
 const MAGIC: &[u8; 8] = b"NBCACHE1";
 /// Bumped whenever the IR or the lowering changes meaning without a version bump.
-const FORMAT: u32 = 4;
+const FORMAT: u32 = 5;
 
 #[derive(Serialize, Deserialize)]
 struct Entry {

@@ -48,6 +48,10 @@ pub struct Lowerer<'a> {
     /// `use` declarations inside bodies; they are treated as imports of the enclosing module
     /// (an over-approximation of their block scope).
     nested_uses: Vec<IrUse>,
+    /// Statics declared inside bodies (`static ONCE: Once = Once::new();`, num_cpus'
+    /// `cgroups_num_cpus`): typed as values of the enclosing module, so that `ONCE.call_once(..)`
+    /// resolves to the one-time initialiser it is.
+    nested_values: Vec<(String, IrType)>,
     /// How many `macro_rules!` expansions enclose the code being lowered.
     expansion_depth: usize,
     /// Expansions left for the outermost invocation being expanded ([`MACRO_EXPANSIONS`]).
@@ -84,6 +88,7 @@ impl<'a> Lowerer<'a> {
             depth: 0,
             nested_fns: Vec::new(),
             nested_uses: Vec::new(),
+            nested_values: Vec::new(),
             expansion_depth: 0,
             expansions_left: MACRO_EXPANSIONS,
             expansion_tokens_left: MACRO_EXPANSION_TOKENS,
@@ -98,6 +103,7 @@ impl<'a> Lowerer<'a> {
         }
         module.fns.append(&mut self.nested_fns);
         module.uses.append(&mut self.nested_uses);
+        module.values.append(&mut self.nested_values);
         mods
     }
 
@@ -590,6 +596,13 @@ impl<'a> Lowerer<'a> {
                     syn::Item::Macro(m) if m.mac.path.is_ident("macro_rules") => {
                         if let Some(ident) = &m.ident {
                             self.define_macro(ident, &m.mac.tokens);
+                        }
+                    }
+                    syn::Item::Static(st) => {
+                        let mut attrs = st.attrs.clone();
+                        if self.cfg.keep(&mut attrs) {
+                            self.nested_values
+                                .push((st.ident.to_string(), lower_type(&st.ty)));
                         }
                     }
                     syn::Item::Use(u) => {

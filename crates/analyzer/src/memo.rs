@@ -18,11 +18,15 @@
 //! Recognised, syntactically, within one function body:
 //! - a *cache guard*: a local bound to `STATIC.lock()` / `.write()` / `.borrow_mut()` /
 //!   `.get_mut()` (through `unwrap`, `expect`, `?`, `.await`), where `STATIC` is an
-//!   upper-case identifier (Rust's naming for statics) or a path ending in one;
+//!   upper-case identifier (Rust's naming for statics) or a path ending in one, or the closure
+//!   parameter of a thread-local's `STATIC.with(|cache| ..)`;
 //! - a *store* into the cache: `*guard = VALUE`, `guard.insert(.., VALUE)`, `guard.replace(VALUE)`,
 //!   `guard.get_or_insert(VALUE)`, or the same on `STATIC.lock()..` written in place;
-//! - the memoised calls: every call in the store's value, and every call in the initialiser of a
-//!   local (`let regex = ..;`) that the stored value names.
+//! - the memoised calls: every call (and fn item handed over as a value) in the store's value,
+//!   and every call in the initialiser of a local (`let regex = ..;`) that the stored value names.
+//!
+//! chrono's `TZ_INFO.with(|c| c.borrow_mut().get_or_insert_with(Cache::default))` is the common
+//! case: the time-zone file is read once per thread, not on every `Local::now()`.
 //!
 //! A value stored in a local `Mutex` or a field (`self.cache`) is not recognised: whether that
 //! cache outlives a request is not visible from the function.
@@ -62,13 +66,15 @@ struct Scan<'a> {
     lets: BTreeMap<String, Vec<&'a syn::Expr>>,
     /// Values stored into a cache.
     stored: Vec<&'a syn::Expr>,
+    /// Closure parameters that stand for a thread-local static (`STATIC.with(|alias| ..)`).
+    aliases: BTreeSet<String>,
 }
 
 impl<'a> Visit<'a> for Scan<'a> {
     fn visit_local(&mut self, l: &'a syn::Local) {
         if let (syn::Pat::Ident(p), Some(init)) = (strip_type(&l.pat), &l.init) {
             let name = p.ident.to_string();
-            if is_static_guard(&init.expr) {
+            if is_static_guard(&init.expr, &self.aliases) {
                 self.guards.insert(name.clone());
             }
             self.lets.entry(name).or_default().push(&init.expr);
@@ -86,6 +92,15 @@ impl<'a> Visit<'a> for Scan<'a> {
     }
 
     fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        // `TZ_INFO.with(|cache| ..)`: inside, `cache` is the thread-local static (chrono's
+        // time-zone cache, `cache.borrow_mut().get_or_insert_with(Cache::default)`).
+        if m.method == "with" && is_static_path(strip_adapters(&m.receiver), &self.aliases) {
+            if let Some(syn::Expr::Closure(c)) = m.args.first() {
+                if let Some(syn::Pat::Ident(p)) = c.inputs.first().map(strip_type) {
+                    self.aliases.insert(p.ident.to_string());
+                }
+            }
+        }
         let stores = matches!(
             m.method.to_string().as_str(),
             "insert"
@@ -129,27 +144,34 @@ impl Scan<'_> {
                 .path
                 .get_ident()
                 .is_some_and(|i| self.guards.contains(&i.to_string())),
-            other => is_static_guard(other),
+            other => is_static_guard(other, &self.aliases),
         }
     }
 }
 
 /// `STATIC.lock()` (and friends), through `unwrap`, `expect`, `?` and `.await`.
-fn is_static_guard(e: &syn::Expr) -> bool {
+fn is_static_guard(e: &syn::Expr, aliases: &BTreeSet<String>) -> bool {
     let syn::Expr::MethodCall(m) = strip_adapters(e) else {
         return false;
     };
     matches!(
         m.method.to_string().as_str(),
         "lock" | "write" | "borrow_mut" | "get_mut"
-    ) && is_static_path(strip_adapters(&m.receiver))
+    ) && is_static_path(strip_adapters(&m.receiver), aliases)
 }
 
-/// An upper-case identifier, or a path ending in one: a `static` by Rust's naming convention.
-fn is_static_path(e: &syn::Expr) -> bool {
+/// An upper-case identifier, or a path ending in one: a `static` by Rust's naming convention;
+/// or a closure parameter standing for a thread-local static (`aliases`).
+fn is_static_path(e: &syn::Expr, aliases: &BTreeSet<String>) -> bool {
     let syn::Expr::Path(p) = e else {
         return false;
     };
+    if p.path
+        .get_ident()
+        .is_some_and(|i| aliases.contains(&i.to_string()))
+    {
+        return true;
+    }
     p.path.segments.last().is_some_and(|s| {
         let name = s.ident.to_string();
         name.len() > 1
@@ -201,10 +223,14 @@ impl<'a> Visit<'a> for Names {
     }
 }
 
-/// Every call's position in `e`, as the lowering records it.
+/// Every call's position in `e`, as the lowering records it, and every path's: a fn item handed
+/// over as a value (`get_or_insert_with(Cache::default)`) is called at its path.
 fn calls_in(e: &syn::Expr, out: &mut BTreeSet<Pos>) {
     struct Calls<'o>(&'o mut BTreeSet<Pos>);
     impl<'a> Visit<'a> for Calls<'_> {
+        fn visit_expr_path(&mut self, p: &'a syn::ExprPath) {
+            self.0.insert(pos(p.span()));
+        }
         fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
             self.0.insert(pos(c.func.span()));
             syn::visit::visit_expr_call(self, c);
@@ -268,6 +294,47 @@ mod tests {
             with_init.contains(&(16, "std::fs::read".to_string(), "init".to_string())),
             "{with_init:?}"
         );
+    }
+
+    /// chrono's per-thread time-zone cache: `Cache::default` (reading the zone file) is handed
+    /// to `get_or_insert_with` as a fn item, on the thread-local's `with` parameter.
+    #[test]
+    fn a_thread_local_cache_filled_by_a_fn_item_is_cold() {
+        let src = "use std::cell::RefCell;\n\
+                   struct Cache(Vec<u8>);\n\
+                   impl Default for Cache {\n\
+                   \x20   fn default() -> Cache { Cache(std::fs::read(\"/etc/localtime\").unwrap()) }\n\
+                   }\n\
+                   thread_local! { static TZ_INFO: RefCell<Option<Cache>> = Default::default(); }\n\
+                   fn offset() -> usize {\n\
+                   \x20   TZ_INFO.with(|maybe_cache| maybe_cache.borrow_mut().get_or_insert_with(Cache::default).0.len())\n\
+                   }\n\
+                   fn uncached(o: &mut Option<Cache>) -> usize { o.get_or_insert_with(Cache::default).0.len() }\n\
+                   async fn handler(o: &mut Option<Cache>) {\n\
+                   \x20   offset();\n\
+                   \x20   uncached(o);\n\
+                   }\n";
+        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
+        assert_eq!(lines, [13], "{:?}", findings(src, false));
+    }
+
+    /// num_cpus' `cgroups_num_cpus`: a static declared inside the fn, its `Once::call_once`
+    /// given a fn item. The initialiser runs once per process (kind init).
+    #[test]
+    fn a_once_declared_inside_a_fn_runs_its_fn_item_once() {
+        let src = "use std::sync::Once;\n\
+                   fn init_cgroups() { let _ = std::fs::read(\"/proc/self/cgroup\"); }\n\
+                   fn cgroups_num_cpus() -> usize {\n\
+                   \x20   static ONCE: Once = Once::new();\n\
+                   \x20   ONCE.call_once(init_cgroups);\n\
+                   \x20   1\n\
+                   }\n\
+                   async fn handler() {\n\
+                   \x20   cgroups_num_cpus();\n\
+                   \x20   init_cgroups();\n\
+                   }\n";
+        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
+        assert_eq!(lines, [10], "{:?}", findings(src, false));
     }
 
     #[test]
