@@ -21,13 +21,55 @@ use crate::report::Diagnostic;
 
 const MAGIC: &[u8; 8] = b"NBCACHE1";
 /// Bumped whenever the IR or the lowering changes meaning without a version bump.
-const FORMAT: u32 = 5;
+const FORMAT: u32 = 6;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct Entry {
     modules: Vec<IrModule>,
     files: Vec<(PathBuf, u64)>,
-    diagnostics: Vec<Diagnostic>,
+    diagnostics: Vec<StoredDiagnostic>,
+}
+
+/// [`Entry`] as written: borrowed from the fresh load, so writing never copies a crate's IR.
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    modules: &'a [IrModule],
+    files: Vec<(&'a Path, u64)>,
+    diagnostics: Vec<StoredDiagnostic>,
+}
+
+/// A [`Diagnostic`] as stored: every field, in order. `Diagnostic`'s own serde form leaves out
+/// empty fields (for the JSON report), which postcard, a format that does not describe itself,
+/// cannot read back: every entry of a crate with a diagnostic was rejected as corrupt and the
+/// crate parsed again on each warm run (33 of deno's).
+type StoredDiagnostic = (
+    String,
+    Option<String>,
+    Option<String>,
+    String,
+    Option<u32>,
+    Option<u32>,
+    bool,
+);
+
+fn stored(d: &Diagnostic) -> StoredDiagnostic {
+    let d = d.clone();
+    (
+        d.kind, d.file, d.package, d.message, d.line, d.column, d.member,
+    )
+}
+
+fn restored(d: StoredDiagnostic) -> Diagnostic {
+    let (kind, file, package, message, line, column, member) = d;
+    Diagnostic {
+        kind,
+        file,
+        package,
+        message,
+        line,
+        column,
+        member,
+    }
 }
 
 /// Hits and misses of one run (shown by `-v`; not part of the JSON, which must not depend on
@@ -125,20 +167,20 @@ pub fn read(dir: &Path, key: &str, unit: usize) -> Lookup {
             .into_iter()
             .map(|(path, bytes)| SourceFile { path, unit, bytes })
             .collect(),
-        diagnostics: entry.diagnostics,
+        diagnostics: entry.diagnostics.into_iter().map(restored).collect(),
     }))
 }
 
 /// Writes an entry atomically; failures are ignored (the cache is an optimisation).
 pub fn write(dir: &Path, key: &str, load: &UnitLoad) {
-    let entry = Entry {
-        modules: load.loaded.modules.clone(),
+    let entry = EntryRef {
+        modules: &load.loaded.modules,
         files: load
             .files
             .iter()
-            .map(|f| (f.path.clone(), f.bytes))
+            .map(|f| (f.path.as_path(), f.bytes))
             .collect(),
-        diagnostics: load.diagnostics.clone(),
+        diagnostics: load.diagnostics.iter().map(stored).collect(),
     };
     let Ok(payload) = postcard::to_stdvec(&entry) else {
         return;
@@ -189,6 +231,28 @@ mod tests {
         let warm = analyze_workspace_of(&ws);
         assert_eq!((cold.cache.hits, cold.cache.misses), (0, 1));
         assert_eq!((warm.cache.hits, warm.cache.misses), (1, 0));
+        assert_eq!(
+            cold.without_timings().to_json(),
+            warm.without_timings().to_json()
+        );
+    }
+
+    #[test]
+    fn a_crate_with_diagnostics_is_reused_with_them() {
+        // `Diagnostic`'s JSON form leaves out empty fields, which postcard cannot read back: such
+        // entries used to be rejected as corrupt and parsed again on every warm run.
+        let lib = "mod missing;\npub async fn a() {\n std::fs::read(\"x\");\n}\n";
+        let (ws, _scratch) = scratch_workspace("cache-diag", lib, SourceKind::Registry, true);
+        let cold = analyze_workspace_of(&ws);
+        assert!(
+            !cold.errors.is_empty(),
+            "the missing module is a diagnostic"
+        );
+        let warm = analyze_workspace_of(&ws);
+        assert_eq!(
+            (warm.cache.hits, warm.cache.misses, warm.cache.rejected),
+            (1, 0, 0)
+        );
         assert_eq!(
             cold.without_timings().to_json(),
             warm.without_timings().to_json()

@@ -140,9 +140,9 @@ impl Walk<'_> {
                     let names = pat.ident.iter().chain(&pat.unwrap_ident).chain(&pat.others);
                     for name in names {
                         if dedicated && pat.ident.as_ref() == Some(name) {
-                            self.locals.insert(name.clone());
+                            self.locals.insert(name.to_string());
                         } else {
-                            self.locals.remove(name);
+                            self.locals.remove(name.as_str());
                         }
                     }
                 }
@@ -212,7 +212,7 @@ impl Walk<'_> {
         let Some(last) = p.segments.last() else {
             return false;
         };
-        let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
+        let names: Vec<String> = p.segments.iter().map(|s| s.name.to_string()).collect();
         self.index
             .resolve_path_in(self.module, &names, p.leading_colon, 0)
             .into_iter()

@@ -79,16 +79,16 @@ pub struct FnDef {
 pub enum TypeKind {
     Struct {
         fields: Vec<(String, IrType)>,
-        generics: Vec<IrGeneric>,
+        generics: ThinVec<IrGeneric>,
     },
     Enum {
         variants: Vec<(String, Vec<(String, IrType)>)>,
-        generics: Vec<IrGeneric>,
+        generics: ThinVec<IrGeneric>,
     },
     Union,
     Trait {
         methods: BTreeMap<String, FnId>,
-        supertraits: Vec<IrPath>,
+        supertraits: ThinVec<IrPath>,
     },
     Alias {
         target: IrType,
@@ -107,7 +107,7 @@ pub struct TypeDef {
     /// Trait impls for this type (self type resolved to it).
     pub trait_impls: Vec<ImplId>,
     /// Traits named by the type's `#[derive(..)]` (unresolved paths, looked up in `module`).
-    pub derives: Vec<IrPath>,
+    pub derives: ThinVec<IrPath>,
 }
 
 #[derive(Debug)]
@@ -116,7 +116,7 @@ pub struct ImplDef {
     pub module: ModId,
     pub ir_self: IrType,
     pub ir_trait: Option<IrPath>,
-    pub generics: Vec<IrGeneric>,
+    pub generics: ThinVec<IrGeneric>,
     pub fns: BTreeMap<String, FnId>,
     pub assoc_types: Vec<(String, IrType)>,
     pub self_ty: Ty,
@@ -129,7 +129,7 @@ pub struct MacroDef {
     pub module: ModId,
     pub name: String,
     pub exported: bool,
-    pub arms: Vec<Vec<IrExpr>>,
+    pub arms: Vec<ThinVec<IrExpr>>,
 }
 
 #[derive(Debug)]
@@ -321,11 +321,11 @@ impl Index {
                             name: t.name.clone(),
                             kind: TypeKind::Enum {
                                 variants: Vec::new(),
-                                generics: Vec::new(),
+                                generics: ThinVec::new(),
                             },
                             inherent: BTreeMap::new(),
                             trait_impls: Vec::new(),
-                            derives: Vec::new(),
+                            derives: ThinVec::new(),
                         });
                         let mut by_name = BTreeMap::new();
                         for mf in methods {
@@ -893,7 +893,7 @@ impl Index {
     }
 
     pub fn resolve_trait(&self, module: ModId, p: &IrPath) -> TraitRef {
-        let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
+        let names: Vec<String> = p.segments.iter().map(|s| s.name.to_string()).collect();
         let found = self.resolve_path_in(module, &names, p.leading_colon, 0);
         // A trait of the graph first: a derive macro of the same name may be found beside it.
         for r in &found {
@@ -973,7 +973,7 @@ impl Index {
                     .last()
                     .map(|s| s.generics.iter().map(rec).collect())
                     .unwrap_or_default();
-                let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
+                let names: Vec<String> = p.segments.iter().map(|s| s.name.to_string()).collect();
                 if names.first().is_some_and(|n| n == "Self") && names.len() == 2 {
                     // `Self::Target` and friends: look in the impl's associated types.
                     return Ty::Unknown;
@@ -1012,7 +1012,7 @@ impl Index {
             .iter()
             .map(|(name, _)| IrGeneric {
                 name: name.clone(),
-                bounds: Vec::new(),
+                bounds: ThinVec::new(),
             })
             .collect();
         let expanded = self.resolve_type_depth(module, target, &generics, None, depth + 1);

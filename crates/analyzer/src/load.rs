@@ -161,6 +161,17 @@ fn bare_trait_object_alias(input: syn::parse::ParseStream) -> syn::Result<syn::I
 }
 
 pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
+    let load = load_unit_on_this_thread(ws, unit_index);
+    // proc-macro2 keeps the text and line table of every file parsed on a thread, for span
+    // locations, until told otherwise: over a dependency graph that is all its source again
+    // (deno: 158 MB of text, kept once per thread). Every syntax tree and token stream of the unit
+    // is dropped by now (the IR holds positions, not spans), and a unit is loaded on one thread
+    // without yielding to another rayon job, so no live span points into the freed text.
+    proc_macro2::extra::invalidate_current_thread_spans();
+    load
+}
+
+fn load_unit_on_this_thread(ws: &Workspace, unit_index: usize) -> UnitLoad {
     let unit = &ws.units[unit_index];
     let package_dir = ws.packages[unit.package].manifest_dir.clone();
     let package_dir = package_dir.canonicalize().unwrap_or(package_dir);

@@ -154,7 +154,7 @@ impl<'a> Lowerer<'a> {
                 name: u.ident.to_string(),
                 kind: IrItemKind::Union,
                 pos: pos(u.ident.span()),
-                derives: Vec::new(),
+                derives: ThinVec::new(),
             }),
             syn::Item::Type(t) => module.types.push(IrTypeItem {
                 name: t.ident.to_string(),
@@ -167,7 +167,7 @@ impl<'a> Lowerer<'a> {
                         .collect(),
                 },
                 pos: pos(t.ident.span()),
-                derives: Vec::new(),
+                derives: ThinVec::new(),
             }),
             syn::Item::Trait(t) => {
                 let mut methods = Vec::new();
@@ -194,7 +194,7 @@ impl<'a> Lowerer<'a> {
                         supertraits,
                     },
                     pos: pos(t.ident.span()),
-                    derives: Vec::new(),
+                    derives: ThinVec::new(),
                 });
             }
             syn::Item::Impl(imp) => {
@@ -307,7 +307,7 @@ impl<'a> Lowerer<'a> {
                 let arms = macro_rules_transcribers(m.mac.tokens.clone())
                     .into_iter()
                     .map(|t| self.lenient_exprs(substitute_metavars(t, self.crate_name)))
-                    .collect();
+                    .collect::<Vec<_>>();
                 module.macros.push(IrMacro {
                     name: ident.to_string(),
                     exported,
@@ -423,8 +423,8 @@ impl<'a> Lowerer<'a> {
         out
     }
 
-    fn lower_generics(&self, g: &syn::Generics) -> Vec<IrGeneric> {
-        let mut out: Vec<IrGeneric> = g
+    fn lower_generics(&self, g: &syn::Generics) -> ThinVec<IrGeneric> {
+        let mut out: ThinVec<IrGeneric> = g
             .type_params()
             .map(|tp| IrGeneric {
                 name: tp.ident.to_string(),
@@ -437,7 +437,7 @@ impl<'a> Lowerer<'a> {
                     if let syn::Type::Path(tp) = &pt.bounded_ty {
                         if let Some(id) = tp.path.get_ident() {
                             let name = id.to_string();
-                            let bounds: Vec<IrPath> =
+                            let bounds: ThinVec<IrPath> =
                                 pt.bounds.iter().filter_map(bound_path).collect();
                             match out.iter_mut().find(|g| g.name == name) {
                                 Some(g) => g.bounds.extend(bounds),
@@ -458,7 +458,7 @@ impl<'a> Lowerer<'a> {
         body: Option<&syn::Block>,
         self_ty: Option<&IrType>,
     ) -> IrFn {
-        let mut params = Vec::new();
+        let mut params = ThinVec::new();
         let mut has_self = false;
         for input in &sig.inputs {
             match input {
@@ -467,7 +467,7 @@ impl<'a> Lowerer<'a> {
                     Some((name, inner)) => params.push((Some(name), inner)),
                     None => {
                         let name = match &*pt.pat {
-                            syn::Pat::Ident(pi) => Some(pi.ident.to_string()),
+                            syn::Pat::Ident(pi) => Some(ident_name(&pi.ident)),
                             _ => None,
                         };
                         params.push((name, lower_type(&pt.ty)));
@@ -486,9 +486,9 @@ impl<'a> Lowerer<'a> {
                 });
                 *ty = IrType::Path(IrPath {
                     leading_colon: false,
-                    segments: vec![IrSegment {
-                        name,
-                        generics: vec![],
+                    segments: thin_vec![IrSegment {
+                        name: crate::ir::name(&name),
+                        generics: ThinVec::new(),
                     }],
                     qself: None,
                     qself_position: 0,
@@ -549,7 +549,7 @@ impl<'a> Lowerer<'a> {
     }
 
     pub fn lower_block(&mut self, block: &syn::Block) -> IrBlock {
-        let mut stmts = Vec::with_capacity(block.stmts.len());
+        let mut stmts = ThinVec::with_capacity(block.stmts.len());
         for stmt in &block.stmts {
             if let Some(s) = self.lower_stmt(stmt) {
                 stmts.push(s);
@@ -575,11 +575,11 @@ impl<'a> Lowerer<'a> {
                     .as_ref()
                     .and_then(|i| i.diverge.as_ref())
                     .map(|(_, e)| IrBlock {
-                        stmts: vec![IrStmt::Expr(self.lower_expr(e))],
+                        stmts: thin_vec![IrStmt::Expr(self.lower_expr(e))],
                     });
                 Some(IrStmt::Let {
-                    pat,
-                    ty,
+                    pat: Box::new(pat),
+                    ty: ty.map(Box::new),
                     init,
                     diverge,
                 })
@@ -663,7 +663,7 @@ impl<'a> Lowerer<'a> {
             [krate, name] if krate.name == "crate" || krate.name == self.crate_name => &name.name,
             _ => return None,
         };
-        let rules = self.item_macros.rules.get(name)?.clone();
+        let rules = self.item_macros.rules.get(name.as_str())?.clone();
         if self.expansion_depth == 0 {
             self.expansions_left = MACRO_EXPANSIONS;
             self.expansion_tokens_left = MACRO_EXPANSION_TOKENS;
@@ -688,14 +688,14 @@ impl<'a> Lowerer<'a> {
             )
         }) && !self.cfg.names.contains("debug_assertions")
         {
-            return IrExpr::Other(Vec::new());
+            return IrExpr::Other(ThinVec::new());
         }
         if let Some(expansion) = self.expand(&path, &mac.tokens) {
             self.expansion_depth += 1;
             let exprs = self.lenient_exprs(expansion);
             self.expansion_depth -= 1;
             return IrExpr::Macro {
-                path,
+                path: Box::new(path),
                 exprs,
                 pos: pos(mac.path.span()),
                 first_ident: None,
@@ -708,7 +708,7 @@ impl<'a> Lowerer<'a> {
         let exprs = if path.segments.last().is_some_and(|s| s.name == "cfg_if") {
             match self.cfg_if_branch(mac.tokens.clone()) {
                 Some(branch) => self.lenient_exprs(branch),
-                None => Vec::new(),
+                None => ThinVec::new(),
             }
         } else {
             self.lenient_exprs(mac.tokens.clone())
@@ -719,12 +719,12 @@ impl<'a> Lowerer<'a> {
                 if matches!(p.as_char(), ':' | ',' | '=') && p.spacing() == Spacing::Alone
                     || p.as_char() == '=' =>
             {
-                Some(id.to_string())
+                Some(ident_name(&id))
             }
             _ => None,
         };
         IrExpr::Macro {
-            path,
+            path: Box::new(path),
             exprs,
             pos: pos(mac.path.span()),
             first_ident,
@@ -738,7 +738,7 @@ impl<'a> Lowerer<'a> {
 
     pub fn lower_expr(&mut self, e: &syn::Expr) -> IrExpr {
         if self.depth > MAX_DEPTH {
-            return IrExpr::Other(Vec::new());
+            return IrExpr::Other(ThinVec::new());
         }
         self.depth += 1;
         let out = self.lower_expr_inner(e);
@@ -756,15 +756,15 @@ impl<'a> Lowerer<'a> {
             },
             E::MethodCall(m) => IrExpr::MethodCall {
                 receiver: self.lower_boxed(&m.receiver),
-                method: m.method.to_string(),
+                method: ident_name(&m.method),
                 args: m.args.iter().map(|a| self.lower_expr(a)).collect(),
                 pos: pos(m.method.span()),
             },
             E::Path(p) => IrExpr::Path(lower_path(&p.path, p.qself.as_ref()), pos(p.span())),
             E::Field(f) => {
                 let name = match &f.member {
-                    syn::Member::Named(i) => i.to_string(),
-                    syn::Member::Unnamed(idx) => idx.index.to_string(),
+                    syn::Member::Named(i) => ident_name(i),
+                    syn::Member::Unnamed(idx) => crate::ir::name(&idx.index.to_string()),
                 };
                 IrExpr::Field(self.lower_boxed(&f.base), name)
             }
@@ -802,14 +802,14 @@ impl<'a> Lowerer<'a> {
                 then: self.lower_block(&i.then_branch),
                 otherwise: i.else_branch.as_ref().map(|(_, e)| self.lower_boxed(e)),
             },
-            E::Let(l) => IrExpr::Let(lower_pat(&l.pat), self.lower_boxed(&l.expr)),
+            E::Let(l) => IrExpr::Let(Box::new(lower_pat(&l.pat)), self.lower_boxed(&l.expr)),
             E::Match(m) => IrExpr::Match {
                 scrutinee: self.lower_boxed(&m.expr),
                 arms: m
                     .arms
                     .iter()
                     .map(|arm| {
-                        let mut body = vec![];
+                        let mut body = ThinVec::new();
                         if let Some((_, g)) = &arm.guard {
                             body.push(self.lower_expr(g));
                         }
@@ -824,25 +824,25 @@ impl<'a> Lowerer<'a> {
                     .collect(),
             },
             E::ForLoop(f) => IrExpr::For {
-                pat: lower_pat(&f.pat),
+                pat: Box::new(lower_pat(&f.pat)),
                 iter: self.lower_boxed(&f.expr),
                 body: self.lower_block(&f.body),
                 pos: pos(f.expr.span()),
             },
-            E::While(w) => IrExpr::Loop(vec![
+            E::While(w) => IrExpr::Loop(thin_vec![
                 self.lower_expr(&w.cond),
                 IrExpr::Block(self.lower_block(&w.body)),
             ]),
-            E::Loop(l) => IrExpr::Loop(vec![IrExpr::Block(self.lower_block(&l.body))]),
+            E::Loop(l) => IrExpr::Loop(thin_vec![IrExpr::Block(self.lower_block(&l.body))]),
             E::Struct(s) => {
-                let mut fields: Vec<IrExpr> =
+                let mut fields: ThinVec<IrExpr> =
                     s.fields.iter().map(|f| self.lower_expr(&f.expr)).collect();
                 if let Some(r) = &s.rest {
                     fields.push(self.lower_expr(r));
                 }
                 IrExpr::StructLit(lower_path(&s.path, s.qself.as_ref()), fields)
             }
-            E::Cast(c) => IrExpr::Cast(self.lower_boxed(&c.expr), lower_type(&c.ty)),
+            E::Cast(c) => IrExpr::Cast(self.lower_boxed(&c.expr), Box::new(lower_type(&c.ty))),
             E::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(s),
                 ..
@@ -857,7 +857,7 @@ impl<'a> Lowerer<'a> {
             other => {
                 let mut collector = ChildCollector {
                     lowerer: self,
-                    out: Vec::new(),
+                    out: ThinVec::new(),
                 };
                 syn::visit::visit_expr(&mut collector, other);
                 IrExpr::Other(collector.out)
@@ -867,9 +867,9 @@ impl<'a> Lowerer<'a> {
 
     /// Parses macro tokens as expressions as far as they go: a comma list, then statements, then
     /// chunks split at `,`, `;` and `=>`, recursing into groups that do not parse.
-    pub fn lenient_exprs(&mut self, tokens: TokenStream) -> Vec<IrExpr> {
+    pub fn lenient_exprs(&mut self, tokens: TokenStream) -> ThinVec<IrExpr> {
         if self.depth > MAX_DEPTH {
-            return Vec::new();
+            return ThinVec::new();
         }
         self.depth += 1;
         let out = self.lenient_inner(tokens);
@@ -877,9 +877,9 @@ impl<'a> Lowerer<'a> {
         out
     }
 
-    fn lenient_inner(&mut self, tokens: TokenStream) -> Vec<IrExpr> {
+    fn lenient_inner(&mut self, tokens: TokenStream) -> ThinVec<IrExpr> {
         if tokens.is_empty() {
-            return Vec::new();
+            return ThinVec::new();
         }
         if let Ok(list) =
             Punctuated::<syn::Expr, Token![,]>::parse_terminated.parse2(tokens.clone())
@@ -891,9 +891,9 @@ impl<'a> Lowerer<'a> {
                 brace_token: Default::default(),
                 stmts,
             };
-            return vec![IrExpr::Block(self.lower_block(&block))];
+            return thin_vec![IrExpr::Block(self.lower_block(&block))];
         }
-        let mut out = Vec::new();
+        let mut out = ThinVec::new();
         for chunk in split_top_level(tokens) {
             if let Ok(e) = syn::parse2::<syn::Expr>(chunk.clone()) {
                 out.push(self.lower_expr(&e));
@@ -912,7 +912,7 @@ impl<'a> Lowerer<'a> {
 /// Lowers the direct sub-expressions of an expression kind we do not model.
 struct ChildCollector<'l, 'a> {
     lowerer: &'l mut Lowerer<'a>,
-    out: Vec<IrExpr>,
+    out: ThinVec<IrExpr>,
 }
 
 impl<'ast> syn::visit::Visit<'ast> for ChildCollector<'_, '_> {
@@ -1077,6 +1077,11 @@ fn bound_path(b: &syn::TypeParamBound) -> Option<IrPath> {
     }
 }
 
+/// An identifier as an interned [`Name`]; raw identifiers keep their `r#`, as `to_string` does.
+fn ident_name(i: &proc_macro2::Ident) -> Name {
+    crate::ir::name(&i.to_string())
+}
+
 pub fn lower_path(p: &syn::Path, qself: Option<&syn::QSelf>) -> IrPath {
     IrPath {
         leading_colon: p.leading_colon.is_some(),
@@ -1084,7 +1089,7 @@ pub fn lower_path(p: &syn::Path, qself: Option<&syn::QSelf>) -> IrPath {
             .segments
             .iter()
             .map(|s| IrSegment {
-                name: s.ident.to_string(),
+                name: ident_name(&s.ident),
                 generics: match &s.arguments {
                     syn::PathArguments::AngleBracketed(ab) => ab
                         .args
@@ -1094,12 +1099,12 @@ pub fn lower_path(p: &syn::Path, qself: Option<&syn::QSelf>) -> IrPath {
                             _ => None,
                         })
                         .collect(),
-                    _ => Vec::new(),
+                    _ => ThinVec::new(),
                 },
             })
             .collect(),
         qself: qself.map(|q| Box::new(lower_type(&q.ty))),
-        qself_position: qself.map(|q| q.position).unwrap_or(0),
+        qself_position: qself.map(|q| q.position as u32).unwrap_or(0),
     }
 }
 
@@ -1126,8 +1131,8 @@ pub fn lower_type(t: &syn::Type) -> IrType {
 }
 
 /// The paths a type's `#[derive(..)]` attributes name (`Parser`, `clap::Parser`, `Debug`).
-fn derived_traits(attrs: &[syn::Attribute]) -> Vec<IrPath> {
-    let mut out = Vec::new();
+fn derived_traits(attrs: &[syn::Attribute]) -> ThinVec<IrPath> {
+    let mut out = ThinVec::new();
     for a in attrs.iter().filter(|a| a.path().is_ident("derive")) {
         if let Ok(paths) = a.parse_args_with(Punctuated::<syn::Path, Token![,]>::parse_terminated) {
             out.extend(paths.iter().map(|p| lower_path(p, None)));
@@ -1166,16 +1171,16 @@ fn future_of(
             syn::GenericArgument::AssocType(at) if at.ident == "Output" => Some(lower_type(&at.ty)),
             _ => None,
         })?;
-        let seg = |name: &str, generics: Vec<IrType>| IrSegment {
-            name: name.to_string(),
+        let seg = |name: &str, generics: ThinVec<IrType>| IrSegment {
+            name: crate::ir::name(name),
             generics,
         };
         Some(IrType::Path(IrPath {
             leading_colon: true,
-            segments: vec![
-                seg("std", vec![]),
-                seg("future", vec![]),
-                seg("Future", vec![output]),
+            segments: thin_vec![
+                seg("std", ThinVec::new()),
+                seg("future", ThinVec::new()),
+                seg("Future", thin_vec![output]),
             ],
             qself: None,
             qself_position: 0,
@@ -1188,7 +1193,7 @@ fn future_of(
 /// name to the wrapper's single type argument. Without it every handler's `state.db.query(..)`
 /// would have an unknown receiver. Applies only when the pattern names the type's own last
 /// segment and the type has exactly one type argument, which is how such wrappers are written.
-fn extractor_binding(pat: &syn::Pat, ty: &syn::Type) -> Option<(String, IrType)> {
+fn extractor_binding(pat: &syn::Pat, ty: &syn::Type) -> Option<(Name, IrType)> {
     let syn::Pat::TupleStruct(ts) = pat else {
         return None;
     };
@@ -1212,13 +1217,13 @@ fn extractor_binding(pat: &syn::Pat, ty: &syn::Type) -> Option<(String, IrType)>
     let (Some(arg), None) = (types.next(), types.next()) else {
         return None;
     };
-    Some((binding.ident.to_string(), lower_type(arg)))
+    Some((ident_name(&binding.ident), lower_type(arg)))
 }
 
 pub fn lower_pat(p: &syn::Pat) -> IrPat {
     let mut pat = IrPat::default();
     match p {
-        syn::Pat::Ident(pi) if pi.subpat.is_none() => pat.ident = Some(pi.ident.to_string()),
+        syn::Pat::Ident(pi) if pi.subpat.is_none() => pat.ident = Some(ident_name(&pi.ident)),
         syn::Pat::Type(pt) => return lower_pat(&pt.pat),
         syn::Pat::Reference(r) => return lower_pat(&r.pat),
         syn::Pat::Paren(pp) => return lower_pat(&pp.pat),
@@ -1251,11 +1256,11 @@ pub fn lower_pat(p: &syn::Pat) -> IrPat {
     pat
 }
 
-fn collect_bindings(p: &syn::Pat, out: &mut Vec<String>) {
-    struct Names<'o>(&'o mut Vec<String>);
+fn collect_bindings(p: &syn::Pat, out: &mut ThinVec<Name>) {
+    struct Names<'o>(&'o mut ThinVec<Name>);
     impl<'ast> syn::visit::Visit<'ast> for Names<'_> {
         fn visit_pat_ident(&mut self, pi: &'ast syn::PatIdent) {
-            self.0.push(pi.ident.to_string());
+            self.0.push(ident_name(&pi.ident));
             syn::visit::visit_pat_ident(self, pi);
         }
     }

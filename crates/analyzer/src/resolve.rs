@@ -270,7 +270,7 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
     let Some(block) = &def.ir.body else {
         return Vec::new();
     };
-    let mut generics = def.ir.sig.generics.clone();
+    let mut generics = def.ir.sig.generics.to_vec();
     let (self_ty, trait_self) = match def.owner {
         FnOwner::Impl(i) => {
             generics.extend(index.impls[i].generics.iter().cloned());
@@ -514,9 +514,7 @@ impl Walker<'_> {
             let first_call = self.sink.len();
             match s {
                 IrStmt::Let {
-                    pat: IrPat {
-                        ident: Some(name), ..
-                    },
+                    pat,
                     init:
                         Some(IrExpr::Closure {
                             is_async: false,
@@ -525,7 +523,8 @@ impl Walker<'_> {
                             ..
                         }),
                     ..
-                } => {
+                } if pat.ident.is_some() => {
+                    let name = pat.ident.as_ref().expect("guarded");
                     let (calls, bodies) = self.walk_closure_body(params, body, None);
                     self.closures.push(StoredClosure {
                         calls,
@@ -1190,7 +1189,7 @@ impl Walker<'_> {
         let method = path
             .segments
             .last()
-            .map(|s| s.name.clone())
+            .map(|s| s.name.to_string())
             .unwrap_or_default();
         if let Some(q) = &path.qself {
             let qty = self.resolve_ty(q);
@@ -1204,7 +1203,7 @@ impl Walker<'_> {
             }
             let trait_path = IrPath {
                 leading_colon: path.leading_colon,
-                segments: path.segments[..path.qself_position].to_vec(),
+                segments: path.segments[..path.qself_position as usize].into(),
                 qself: None,
                 qself_position: 0,
             };
@@ -1231,7 +1230,7 @@ impl Walker<'_> {
                 ret,
             );
         }
-        let names: Vec<String> = path.segments.iter().map(|s| s.name.clone()).collect();
+        let names: Vec<String> = path.segments.iter().map(|s| s.name.to_string()).collect();
         if names.len() == 2 && names[0] == "Self" {
             let st = self.self_ty.clone().unwrap_or(Ty::Unknown);
             let targets = self.assoc_targets(&st, &method);
@@ -1269,7 +1268,7 @@ impl Walker<'_> {
         if targets.is_empty() && names.len() >= 2 {
             let prefix = IrPath {
                 leading_colon: path.leading_colon,
-                segments: path.segments[..path.segments.len() - 1].to_vec(),
+                segments: path.segments[..path.segments.len() - 1].into(),
                 qself: None,
                 qself_position: 0,
             };
@@ -1315,7 +1314,7 @@ impl Walker<'_> {
     }
 
     fn first_segment_known(&self, path: &IrPath) -> bool {
-        let first = [path.segments[0].name.clone()];
+        let first = [path.segments[0].name.to_string()];
         matches!(first[0].as_str(), "crate" | "self" | "super" | "Self")
             || self.generics.iter().any(|g| g.name == first[0])
             || !self
@@ -1785,7 +1784,7 @@ impl Walker<'_> {
                 return l.ty.clone();
             }
         }
-        let names: Vec<String> = p.segments.iter().map(|s| s.name.clone()).collect();
+        let names: Vec<String> = p.segments.iter().map(|s| s.name.to_string()).collect();
         for r in self
             .index
             .resolve_path_in(self.module, &names, p.leading_colon, 0)
@@ -1808,7 +1807,7 @@ impl Walker<'_> {
         if let Some((last, rest)) = path.segments.split_last() {
             if !rest.is_empty() {
                 let owner = IrPath {
-                    segments: rest.to_vec(),
+                    segments: rest.into(),
                     ..path.clone()
                 };
                 if let Some(fields) = self.payload_types(&owner, Some(&last.name), scrutinee) {
@@ -1996,7 +1995,7 @@ impl Walker<'_> {
             let resolved = self
                 .index
                 .resolve_type(imp.module, &target.1, &imp.generics, Some(t));
-            let impl_args: Vec<IrGeneric> = imp.generics.clone();
+            let impl_args: Vec<IrGeneric> = imp.generics.to_vec();
             return Some(substitute_by_self(
                 &resolved,
                 &imp.ir_self,

@@ -109,7 +109,7 @@ enum Callee {
 }
 
 struct Flow<'a> {
-    params: &'a [(Option<String>, crate::ir::IrType)],
+    params: &'a [(Option<crate::ir::Name>, crate::ir::IrType)],
     targets: &'a CallTargets,
     returned: &'a [BTreeSet<usize>],
 }
