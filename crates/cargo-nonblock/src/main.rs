@@ -200,6 +200,13 @@ struct ScanArgs {
     no_cache: bool,
 }
 
+/// mimalloc instead of glibc's malloc. The parse phase builds and drops every dependency's
+/// syntax trees on the rayon threads while the IR it keeps is allocated beside them; glibc keeps
+/// the freed memory in each thread's arena, interleaved with live IR, so a cold run on deno
+/// peaked ~300 MiB above a warm one (docs/performance.md, "Where the memory goes").
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     // `cargo nonblock ...` runs `cargo-nonblock nonblock ...`: drop the subcommand name.
     let mut args: Vec<String> = std::env::args().collect();
