@@ -29,6 +29,18 @@ fn sites(report: &Value) -> BTreeSet<(u64, String)> {
         .collect()
 }
 
+/// The finding whose entry is on `line` of `src/main.rs`.
+fn finding_at(report: &Value, line: u64) -> &Value {
+    report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .find(|f| {
+            f["path"][0]["file"] == "src/main.rs" && f["path"][0]["line"].as_u64() == Some(line)
+        })
+        .unwrap_or_else(|| panic!("no finding at src/main.rs:{line}"))
+}
+
 /// The line of `src/main.rs` that contains `needle` (1-based).
 fn line_of(needle: &str) -> u64 {
     let text = std::fs::read_to_string(fixture().join("src/main.rs")).expect("fixture source");
@@ -121,12 +133,7 @@ fn the_workspace_configuration_wins_over_a_librarys_model() {
     let with_config = sites(&configured);
     assert!(!with_config.contains(&ping), "{with_config:?}");
     assert!(with_config.contains(&flush), "{with_config:?}");
-    let flush_finding = configured["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"][0]["line"].as_u64() == Some(flush.0))
-        .expect("flush_hint finding");
+    let flush_finding = finding_at(&configured, flush.0);
     assert!(
         flush_finding.to_string().contains("(project rule)"),
         "the project's reason is shown: {flush_finding}"
@@ -142,12 +149,7 @@ fn the_workspace_configuration_wins_over_a_librarys_model() {
         !library_only.iter().any(|(l, _)| *l == flush.0),
         "{library_only:?}"
     );
-    let ping_finding = report["findings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|f| f["path"][0]["line"].as_u64() == Some(ping.0))
-        .expect("ping finding");
+    let ping_finding = finding_at(&report, ping.0);
     assert!(
         ping_finding
             .to_string()

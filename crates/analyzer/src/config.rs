@@ -599,7 +599,7 @@ fn is_header(line: &str, header: &str) -> bool {
     t.starts_with('[') && t.trim_matches(|c| c == '[' || c == ']').trim() == header
 }
 
-fn line_of_offset(text: &str, offset: usize) -> usize {
+pub(crate) fn line_of_offset(text: &str, offset: usize) -> usize {
     text[..offset.min(text.len())].matches('\n').count() + 1
 }
 

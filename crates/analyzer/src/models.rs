@@ -42,6 +42,9 @@ use crate::rules::RuleDb;
 /// `ignored-config` notice (`config::ignored_config_notices`), for a dependency a warning.
 pub const MODEL_KEYS: &[&str] = &["blocking", "offload", "nonblocking"];
 
+/// The [`Diagnostic::kind`] of a problem in a package's model.
+pub const DIAGNOSTIC_KIND: &str = "metadata";
+
 /// One package's declared model, validated.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct LibraryModel {
@@ -153,7 +156,7 @@ pub fn load(ws: &Workspace, rules: &RuleDb) -> (Vec<LibraryModel>, Vec<Diagnosti
             .collect();
         let mut warn = |line: usize, message: String| {
             warnings.push(Diagnostic {
-                kind: "metadata".into(),
+                kind: DIAGNOSTIC_KIND.into(),
                 file: Some(shown.clone()),
                 package: Some(p.name.clone()),
                 message: format!("[package.metadata.nonblock] of {package}: {message}"),
@@ -199,7 +202,9 @@ fn parse(
     let manifest: Manifest = match toml::from_str(text) {
         Ok(m) => m,
         Err(e) => {
-            let line = e.span().map_or(1, |s| line_of(text, s.start));
+            let line = e
+                .span()
+                .map_or(1, |s| crate::config::line_of_offset(text, s.start));
             problems.push((line, format!("invalid TOML: {}", e.message())));
             return Parsed {
                 model: None,
@@ -402,7 +407,7 @@ fn span_line(text: &str, item: &Spanned<toml::Value>, header: usize) -> usize {
     if span.start == 0 && span.end == 0 {
         header + 1
     } else {
-        line_of(text, span.start)
+        crate::config::line_of_offset(text, span.start)
     }
 }
 
@@ -448,14 +453,6 @@ impl SpannedModel {
             _ => std::mem::take(&mut self.nonblocking),
         }
     }
-}
-
-fn line_of(text: &str, offset: usize) -> usize {
-    text[..offset.min(text.len())]
-        .bytes()
-        .filter(|b| *b == b'\n')
-        .count()
-        + 1
 }
 
 #[cfg(test)]

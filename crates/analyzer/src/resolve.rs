@@ -994,50 +994,44 @@ impl Walker<'_> {
     /// The functions an expression whose value is a fn item may name: a path to one, or the
     /// tails of `if`/`match`/block arms that are (`let f = match mode { A => a, B => b };`).
     fn fn_items_of(&mut self, e: &IrExpr) -> Vec<Target> {
-        let mut out: Vec<Target> = Vec::new();
-        let add = |ts: Vec<Target>, out: &mut Vec<Target>| {
-            for t in ts {
-                if !out.contains(&t) {
-                    out.push(t);
-                }
+        // The expressions whose value is the expression's: a block's tail, each branch's.
+        fn tail(b: &IrBlock) -> Option<&IrExpr> {
+            match b.stmts.last() {
+                Some(IrStmt::Expr(t)) => Some(t),
+                _ => None,
             }
-        };
-        match e {
+        }
+        let found = match e {
             IrExpr::Path(p, pos) => {
                 let local = p.single().is_some_and(|n| self.lookup(n).is_some());
-                if !local {
-                    if let Some(call) = self.fn_item_call(p, *pos) {
-                        add(call.targets, &mut out);
-                    }
+                match self.fn_item_call(p, *pos).filter(|_| !local) {
+                    Some(call) => call.targets,
+                    None => Vec::new(),
                 }
             }
-            IrExpr::Block(b) => {
-                if let Some(IrStmt::Expr(tail)) = b.stmts.last() {
-                    let ts = self.fn_items_of(tail);
-                    add(ts, &mut out);
-                }
-            }
+            IrExpr::Block(b) => tail(b).map_or_else(Vec::new, |t| self.fn_items_of(t)),
             IrExpr::If {
                 then, otherwise, ..
             } => {
-                if let Some(IrStmt::Expr(tail)) = then.stmts.last() {
-                    let ts = self.fn_items_of(tail);
-                    add(ts, &mut out);
-                }
+                let mut ts = tail(then).map_or_else(Vec::new, |t| self.fn_items_of(t));
                 if let Some(o) = otherwise {
-                    let ts = self.fn_items_of(o);
-                    add(ts, &mut out);
+                    ts.extend(self.fn_items_of(o));
                 }
+                ts
             }
-            IrExpr::Match { arms, .. } => {
-                for (_, arm) in arms {
-                    let ts = self.fn_items_of(arm);
-                    add(ts, &mut out);
-                }
+            IrExpr::Match { arms, .. } => arms
+                .iter()
+                .flat_map(|(_, arm)| self.fn_items_of(arm))
+                .collect(),
+            _ => Vec::new(),
+        };
+        let mut unique: Vec<Target> = Vec::new();
+        for t in found {
+            if !unique.contains(&t) {
+                unique.push(t);
             }
-            _ => {}
         }
-        out
+        unique
     }
 
     /// The call a fn item named as a value stands for, when the path names a function of the

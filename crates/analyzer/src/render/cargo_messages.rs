@@ -727,15 +727,7 @@ impl<'a> SourceCache<'a> {
         let chars = text.chars().count() as u32;
         let start = column.min(chars + 1);
         let end = callee_end_column(text, start).unwrap_or((start + 1).min(chars + 1));
-        Some(span(
-            file,
-            line_start + byte_of(text, start),
-            line_start + byte_of(text, end),
-            line,
-            start,
-            end,
-            Some(text),
-        ))
+        Some(text_span(file, line_start, text, line, start, end))
     }
 
     /// The span of line `line`'s text, from its first non-blank character to its end.
@@ -750,15 +742,7 @@ impl<'a> SourceCache<'a> {
         let indent = trimmed.chars().take_while(|c| c.is_whitespace()).count() as u32;
         let start = indent + 1;
         let end = trimmed.chars().count() as u32 + 1;
-        Some(span(
-            file,
-            line_start + byte_of(text, start),
-            line_start + byte_of(text, end),
-            line,
-            start,
-            end,
-            Some(text),
-        ))
+        Some(text_span(file, line_start, text, line, start, end))
     }
 }
 
@@ -767,6 +751,20 @@ fn byte_of(line: &str, column: u32) -> usize {
     line.char_indices()
         .nth(column.saturating_sub(1) as usize)
         .map_or(line.len(), |(i, _)| i)
+}
+
+/// The span of character columns `start..end` of line `line`, whose `text` starts at byte
+/// `line_start` of the file.
+fn text_span(file: &str, line_start: usize, text: &str, line: u32, start: u32, end: u32) -> Span {
+    span(
+        file,
+        line_start + byte_of(text, start),
+        line_start + byte_of(text, end),
+        line,
+        start,
+        end,
+        Some(text),
+    )
 }
 
 fn span(

@@ -182,13 +182,7 @@ fn finding(f: &Finding, level: Level, rules: &RuleDb, roots: &Roots) -> String {
 }
 
 fn diagnostic(d: &Diagnostic, level: Level, roots: &Roots) -> String {
-    // A library's model that could not be read in full is no gap in the code analysed.
-    let what = if d.kind == "metadata" {
-        "library model"
-    } else {
-        "analysis incomplete"
-    };
-    let title = format!("nonblock: {what} ({})", d.kind);
+    let title = format!("nonblock: {} ({})", d.title(), d.kind);
     let mut message = match (&d.file, &d.package) {
         (Some(file), _) => format!("{}: ", roots.display(file)),
         (None, Some(p)) => format!("package {p}: "),
@@ -249,13 +243,13 @@ pub fn escape_property(s: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::path::PathBuf;
 
     use super::*;
     use crate::report::{ReachedFrom, Root, Step};
 
-    fn roots() -> Roots {
+    pub(crate) fn roots() -> Roots {
         Roots {
             workspace: PathBuf::from("/repo/svc"),
             srcroot: PathBuf::from("/repo"),

@@ -5,7 +5,7 @@
 
 use annotate_snippets::{AnnotationKind, Group, Level, Renderer, Snippet};
 
-use super::SourceProvider;
+use super::{plural, SourceProvider};
 use crate::report::{Diagnostic, Finding, Report};
 
 pub fn render(report: &Report, sources: &dyn SourceProvider, styled: bool) -> String {
@@ -49,7 +49,7 @@ pub fn render_with(
     }
     let (shown, collapsed): (Vec<&Diagnostic>, Vec<&Diagnostic>) =
         report.errors.iter().partition(|e| {
-            detail.every_gap || e.member || matches!(e.kind.as_str(), "internal" | "metadata")
+            detail.every_gap || e.member || e.kind == "internal" || e.is_library_model()
         });
     for e in shown {
         // `path:line:col: ` as rustc prints it: terminals and editors make it a link.
@@ -59,13 +59,7 @@ pub fn render_with(
             (None, Some(p), _) => format!("package {p}: "),
             _ => String::new(),
         };
-        // A library's model that could not be read in full is no gap in the code analysed.
-        let what = if e.kind == "metadata" {
-            "library model"
-        } else {
-            "analysis incomplete"
-        };
-        let title = format!("{what} ({}): {location}{}", e.kind, e.text());
+        let title = format!("{} ({}): {location}{}", e.title(), e.kind, e.text());
         // An internal error means part of the graph went unanalysed: the run failed.
         let level = if e.kind == "internal" {
             Level::ERROR
@@ -114,12 +108,7 @@ pub fn render_with(
 
 /// `nonblock: 3 findings (2 errors, 1 warning) in 4 async contexts; 12 packages, 80 files analysed`.
 pub fn summary_line(report: &Report) -> String {
-    let errors = report
-        .findings
-        .iter()
-        .filter(|f| f.severity == "error")
-        .count();
-    let warnings = report.findings.len() - errors;
+    let (errors, warnings) = report.findings_by_severity();
     let s = &report.stats;
     let mut line = format!(
         "nonblock: {} ({}, {}); {} and {} analysed",
@@ -141,13 +130,7 @@ pub fn summary_line(report: &Report) -> String {
             plural(report.notices.len(), "notice", "notices")
         ));
     }
-    // A library's malformed model is not a gap in the analysis: counted on its own.
-    let models = report
-        .errors
-        .iter()
-        .filter(|e| e.kind == "metadata")
-        .count();
-    let gaps = report.errors.len() - models;
+    let (gaps, models) = report.diagnostics_by_cause();
     if gaps > 0 {
         line.push_str(&format!(
             ", {} not fully analysed",
@@ -220,15 +203,6 @@ fn render_finding(f: &Finding, sources: &dyn SourceProvider, renderer: &Renderer
     group = group.element(Level::HELP.message(f.help.clone()));
     let groups: [Group; 1] = [group];
     renderer.render(&groups)
-}
-
-/// `1 finding`, `3 findings`.
-fn plural(n: usize, one: &str, many: &str) -> String {
-    if n == 1 {
-        format!("{n} {one}")
-    } else {
-        format!("{n} {many}")
-    }
 }
 
 /// The byte range of the callee written at `column` (1-based, in characters): a path such as

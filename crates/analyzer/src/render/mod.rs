@@ -28,11 +28,7 @@ pub(crate) fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// `1 async caller`, `3 async callers`: how `reached_from_count` reads.
 pub fn async_callers(count: usize) -> String {
-    if count == 1 {
-        "1 async caller".to_string()
-    } else {
-        format!("{count} async callers")
-    }
+    plural(count, "async caller", "async callers")
 }
 
 /// `reached from 2 async callers: `a::main` (src/main.rs:20), `a::job` (src/job.rs:7)`, with

@@ -776,7 +776,7 @@ pub(crate) mod tests {
         }
     }
 
-    fn step(function: &str, file: &str, line: u32, callee: &str, package: &str) -> Step {
+    pub(crate) fn step(function: &str, file: &str, line: u32, callee: &str, package: &str) -> Step {
         Step {
             function: function.into(),
             file: file.into(),

@@ -59,12 +59,7 @@ fn severity_rank(severity: &str) -> u8 {
 }
 
 fn heading(out: &mut String, report: &Report) {
-    let errors = report
-        .findings
-        .iter()
-        .filter(|f| f.severity == "error")
-        .count();
-    let warnings = report.findings.len() - errors;
+    let (errors, warnings) = report.findings_by_severity();
     out.push_str("## cargo-nonblock: ");
     if report.findings.is_empty() {
         out.push_str("no blocking call reachable from async code\n\n");
@@ -88,16 +83,11 @@ fn heading(out: &mut String, report: &Report) {
     if s.baselined > 0 {
         facts.push(format!("{} in the baseline", s.baselined));
     }
-    // A library's malformed model (`metadata`) is no gap in the analysis: counted on its own.
-    let models = report
-        .errors
-        .iter()
-        .filter(|e| e.kind == "metadata")
-        .count();
-    if report.errors.len() > models {
+    let (gaps, models) = report.diagnostics_by_cause();
+    if gaps > 0 {
         facts.push(format!(
             "{} not fully analysed",
-            super::plural(report.errors.len() - models, "problem", "problems")
+            super::plural(gaps, "problem", "problems")
         ));
     }
     if models > 0 {
@@ -158,20 +148,23 @@ fn top_findings(out: &mut String, report: &Report, roots: &Roots) {
             order.len()
         )
     });
+    // `path:line:col` of a step, as a code span.
+    let at = |s: &crate::report::Step| {
+        code(&format!(
+            "{}:{}:{}",
+            roots.display(&s.file),
+            s.line,
+            s.column
+        ))
+    };
     for (i, f) in order.iter().take(TOP).enumerate() {
-        let entry = &f.path[0];
         out.push_str(&format!(
             "{}. **{}** {} {} at {}: {}\n",
             i + 1,
             f.severity,
             code(&f.rule),
             inline(&f.name),
-            code(&format!(
-                "{}:{}:{}",
-                roots.display(&entry.file),
-                entry.line,
-                entry.column
-            )),
+            at(&f.path[0]),
             inline(&f.message),
         ));
         // Four spaces: deeper than the content of `10. `, so the list stays nested.
@@ -179,12 +172,7 @@ fn top_findings(out: &mut String, report: &Report, roots: &Roots) {
             out.push_str(&format!(
                 "    {}. {} {} calls {}\n",
                 n + 1,
-                code(&format!(
-                    "{}:{}:{}",
-                    roots.display(&s.file),
-                    s.line,
-                    s.column
-                )),
+                at(s),
                 code(&s.function),
                 code(&s.callee),
             ));
@@ -323,30 +311,10 @@ fn cell(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
-    use crate::render::sarif::tests::{notice, report};
-    use crate::report::{ReachedFrom, Root, Step};
-
-    fn roots() -> Roots {
-        Roots {
-            workspace: PathBuf::from("/repo/svc"),
-            srcroot: PathBuf::from("/repo"),
-            cargo_home: Some(PathBuf::from("/home/u/.cargo")),
-        }
-    }
-
-    fn step(function: &str, file: &str, line: u32, callee: &str) -> Step {
-        Step {
-            function: function.into(),
-            file: file.into(),
-            line,
-            column: 5,
-            callee: callee.into(),
-            package: "a".into(),
-        }
-    }
+    use crate::render::github::tests::roots;
+    use crate::render::sarif::tests::{notice, report, step};
+    use crate::report::{ReachedFrom, Root};
 
     /// A finding of `rule` in `function` at `src/lib.rs:line`, reaching `api` through a
     /// dependency's function.
@@ -371,12 +339,13 @@ mod tests {
                 column: 1,
             },
             path: vec![
-                step(function, "src/lib.rs", line, "dep::load"),
+                step(function, "src/lib.rs", line, "dep::load", "a"),
                 step(
                     "dep::load",
                     "/home/u/.cargo/registry/src/idx/dep-1.0.0/src/lib.rs",
                     7,
                     "std::fs::read",
+                    "a",
                 ),
             ],
             reached_from: Vec::new(),
