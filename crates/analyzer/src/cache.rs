@@ -1,12 +1,15 @@
-//! Cache of lowered dependency crates, so a warm run parses only the workspace's own files.
+//! Cache of lowered crates, so a warm run parses only the files that changed.
 //!
-//! Registry and git sources are immutable, so a crate's lowered IR depends only on its package
-//! id, the unit (lib/bin, root file), its cfg set (features and target) and the analyzer's own
-//! version: that is the key. Path dependencies and workspace members are never cached (their
-//! sources change under us). Entries live in `<target dir>/nonblock/cache/` as
-//! `magic ‖ sha256(payload) ‖ payload` with a postcard payload; a truncated, corrupted or
-//! undecodable entry is a miss and is rewritten, never trusted. Writes go through a temporary
-//! file and a rename, so concurrent runs never read a partial entry.
+//! A crate's lowered IR depends on its package id, the unit (lib/bin, root file), its cfg set
+//! (features and target), the analyzer's own lowering code and its sources: the key is all but
+//! the last. Registry and git sources are immutable, so for them the key is enough. Workspace
+//! members and path dependencies change under us: their entries also hold the files the load
+//! read and looked for ([`crate::inputs`]), and an entry whose inputs changed is *stale*, loaded
+//! afresh and rewritten. Entries live in `<target dir>/nonblock/cache/` as
+//! `magic ‖ sha256(payload) ‖ payload`, the payload being postcard's inputs then the IR (so a
+//! stale entry is known before its IR is decoded); a truncated, corrupted or undecodable entry
+//! is a miss and is rewritten, never trusted. Writes go through a temporary file and a rename, so
+//! concurrent runs never read a partial entry.
 
 use std::path::{Path, PathBuf};
 
@@ -15,13 +18,14 @@ use sha2::{Digest, Sha256};
 
 use crate::discover::{CrateUnit, SourceKind, UnitKind, Workspace};
 use crate::index::LoadedUnit;
+use crate::inputs::Input;
 use crate::ir::IrModule;
 use crate::load::{SourceFile, UnitLoad};
 use crate::report::Diagnostic;
 
 const MAGIC: &[u8; 8] = b"NBCACHE1";
 /// Bumped whenever the IR or the lowering changes meaning without a version bump.
-const FORMAT: u32 = 6;
+const FORMAT: u32 = 7;
 
 #[derive(Deserialize)]
 struct Entry {
@@ -79,18 +83,27 @@ pub struct CacheStats {
     pub hits: usize,
     pub misses: usize,
     pub rejected: usize,
+    /// Entries of workspace members or path dependencies whose files changed.
+    pub stale: usize,
+    /// The whole report was reused: no input of the run changed (`crate::run_cache`).
+    pub report_reused: bool,
 }
 
-/// The cache key of a unit, or `None` when its sources are mutable (workspace, path deps).
-pub fn key(ws: &Workspace, unit: &CrateUnit) -> Option<String> {
+/// The cache key of a unit.
+pub fn key(ws: &Workspace, unit: &CrateUnit) -> String {
     key_for_version(ws, unit, env!("CARGO_PKG_VERSION"))
 }
 
-fn key_for_version(ws: &Workspace, unit: &CrateUnit, version: &str) -> Option<String> {
+/// A workspace member or path dependency: its entry is valid only with its inputs unchanged.
+pub fn is_mutable(ws: &Workspace, unit: &CrateUnit) -> bool {
+    !matches!(
+        ws.packages[unit.package].source,
+        SourceKind::Registry | SourceKind::Git
+    )
+}
+
+fn key_for_version(ws: &Workspace, unit: &CrateUnit, version: &str) -> String {
     let package = &ws.packages[unit.package];
-    if !matches!(package.source, SourceKind::Registry | SourceKind::Git) {
-        return None;
-    }
     let mut h = Sha256::new();
     h.update(version.as_bytes());
     h.update(FORMAT.to_le_bytes());
@@ -110,7 +123,7 @@ fn key_for_version(ws: &Workspace, unit: &CrateUnit, version: &str) -> Option<St
         h.update([3]);
         h.update(v.as_bytes());
     }
-    Some(crate::rules::hex(&h.finalize()[..16]))
+    crate::rules::hex(&h.finalize()[..16])
 }
 
 /// A hash of the code that produces cached IR, so a changed lowering never reads entries written
@@ -139,11 +152,14 @@ fn entry_path(dir: &Path, key: &str) -> PathBuf {
 pub enum Lookup {
     Hit(Box<UnitLoad>),
     Miss,
+    /// A mutable unit's entry whose inputs changed.
+    Stale,
     /// Present but short, with a bad checksum, or undecodable: rebuilt, never trusted.
     Corrupt,
 }
 
-pub fn read(dir: &Path, key: &str, unit: usize) -> Lookup {
+/// Reads the entry of `key`; `mutable` entries must hold inputs, all unchanged.
+pub fn read(dir: &Path, key: &str, unit: usize, mutable: bool) -> Lookup {
     let Ok(bytes) = std::fs::read(entry_path(dir, key)) else {
         return Lookup::Miss;
     };
@@ -154,7 +170,13 @@ pub fn read(dir: &Path, key: &str, unit: usize) -> Lookup {
     if Sha256::digest(payload).as_slice() != sum {
         return Lookup::Corrupt;
     }
-    let Ok(entry) = postcard::from_bytes::<Entry>(payload) else {
+    let Ok((inputs, rest)) = postcard::take_from_bytes::<Option<Vec<Input>>>(payload) else {
+        return Lookup::Corrupt;
+    };
+    if mutable && !inputs.as_deref().is_some_and(crate::inputs::all_unchanged) {
+        return Lookup::Stale;
+    }
+    let Ok(entry) = postcard::from_bytes::<Entry>(rest) else {
         return Lookup::Corrupt;
     };
     Lookup::Hit(Box::new(UnitLoad {
@@ -168,6 +190,7 @@ pub fn read(dir: &Path, key: &str, unit: usize) -> Lookup {
             .map(|(path, bytes)| SourceFile { path, unit, bytes })
             .collect(),
         diagnostics: entry.diagnostics.into_iter().map(restored).collect(),
+        inputs,
     }))
 }
 
@@ -182,7 +205,10 @@ pub fn write(dir: &Path, key: &str, load: &UnitLoad) {
             .collect(),
         diagnostics: load.diagnostics.iter().map(stored).collect(),
     };
-    let Ok(payload) = postcard::to_stdvec(&entry) else {
+    let Ok(mut payload) = postcard::to_stdvec(&load.inputs) else {
+        return;
+    };
+    let Ok(payload) = postcard::to_extend(&entry, std::mem::take(&mut payload)) else {
         return;
     };
     let mut bytes = Vec::with_capacity(payload.len() + 40);
@@ -201,19 +227,27 @@ pub fn write(dir: &Path, key: &str, load: &UnitLoad) {
 
 /// Loads a unit through the cache when it has a key and a cache directory is set.
 pub fn load_unit(ws: &Workspace, unit: usize, stats: &std::sync::Mutex<CacheStats>) -> UnitLoad {
-    let (Some(dir), Some(key)) = (ws.cache_dir.as_deref(), key(ws, &ws.units[unit])) else {
+    let Some(dir) = ws.cache_dir.as_deref() else {
         return crate::load::load_unit(ws, unit);
     };
-    match read(dir, &key, unit) {
+    let key = key(ws, &ws.units[unit]);
+    let mutable = is_mutable(ws, &ws.units[unit]);
+    match read(dir, &key, unit, mutable) {
         Lookup::Hit(hit) => {
             stats.lock().expect("cache stats lock").hits += 1;
             return *hit;
         }
         Lookup::Miss => stats.lock().expect("cache stats lock").misses += 1,
+        Lookup::Stale => stats.lock().expect("cache stats lock").stale += 1,
         Lookup::Corrupt => stats.lock().expect("cache stats lock").rejected += 1,
     }
     let fresh = crate::load::load_unit(ws, unit);
-    write(dir, &key, &fresh);
+    if mutable && fresh.inputs.is_none() {
+        // Nothing to check a later run against: never reuse this unit's old entry either.
+        let _ = std::fs::remove_file(entry_path(dir, &key));
+    } else {
+        write(dir, &key, &fresh);
+    }
     fresh
 }
 
@@ -260,10 +294,50 @@ mod tests {
     }
 
     #[test]
-    fn workspace_and_path_crates_are_never_cached() {
-        let (ws, _scratch) = scratch_workspace("cache-path", LIB, SourceKind::Path, true);
+    fn workspace_and_path_crates_are_reused_only_while_their_files_are_unchanged() {
+        for source in [SourceKind::Path, SourceKind::Workspace] {
+            let lib = "mod a;\nmod gone;\npub async fn r() {\n a::f();\n}\n";
+            let (ws, scratch) = scratch_workspace("cache-path", lib, source, true);
+            let dir = &scratch.0;
+            std::fs::create_dir_all(dir.join("src/a")).unwrap();
+            std::fs::write(dir.join("src/a/mod.rs"), "pub fn f() {}\n").unwrap();
+            let cold = analyze_workspace_of(&ws);
+            assert_eq!((cold.cache.misses, cold.findings.len()), (1, 0));
+            let warm = analyze_workspace_of(&ws);
+            assert_eq!((warm.cache.hits, warm.cache.stale), (1, 0), "{source:?}");
+            assert_eq!(
+                cold.without_timings().to_json(),
+                warm.without_timings().to_json()
+            );
+            // An edited module file.
+            std::fs::write(
+                dir.join("src/a/mod.rs"),
+                "pub fn f() { std::fs::read(\"x\"); }\n",
+            )
+            .unwrap();
+            let edited = analyze_workspace_of(&ws);
+            assert_eq!((edited.cache.hits, edited.cache.stale), (0, 1));
+            assert_eq!(edited.findings.len(), 1, "the edit is analysed");
+            // `src/a.rs` appearing beside `src/a/mod.rs` would be an error for rustc, but the
+            // missing `gone` module appearing changes what the crate is.
+            assert_eq!(analyze_workspace_of(&ws).cache.hits, 1);
+            std::fs::write(dir.join("src/gone.rs"), "pub fn g() {}\n").unwrap();
+            let appeared = analyze_workspace_of(&ws);
+            assert_eq!(appeared.cache.stale, 1, "a module file that appeared");
+            assert!(appeared.errors.is_empty(), "{:?}", appeared.errors);
+        }
+    }
+
+    #[test]
+    fn a_workspace_crate_with_an_unreadable_module_is_never_cached() {
+        let lib = "mod bad;\npub async fn r() {}\n";
+        let (ws, scratch) = scratch_workspace("cache-unreadable", lib, SourceKind::Workspace, true);
+        let huge = vec![b'/'; crate::load::MAX_FILE_BYTES as usize + 1];
+        std::fs::write(scratch.0.join("src/bad.rs"), huge).unwrap();
         analyze_workspace_of(&ws);
-        assert_eq!(analyze_workspace_of(&ws).cache, CacheStats::default());
+        let warm = analyze_workspace_of(&ws);
+        assert_eq!((warm.cache.hits, warm.cache.misses), (0, 1));
+        assert!(warm.errors.iter().any(|e| e.kind == "size"));
     }
 
     #[test]
@@ -294,15 +368,15 @@ mod tests {
     fn keys_change_with_features_target_cfg_and_analyzer_version() {
         let (ws, _scratch) = scratch_workspace("cache-key", LIB, SourceKind::Registry, true);
         let unit = &ws.units[0];
-        let base = key(&ws, unit).unwrap();
+        let base = key(&ws, unit);
         let mut featured = unit.clone();
         featured.cfg = unit.cfg.with_features(["extra"]);
-        assert_ne!(key(&ws, &featured).unwrap(), base);
+        assert_ne!(key(&ws, &featured), base);
         let mut windows = unit.clone();
         windows.cfg.names.remove("unix");
-        assert_ne!(key(&ws, &windows).unwrap(), base);
-        assert_ne!(key_for_version(&ws, unit, "999.0.0").unwrap(), base);
-        assert_eq!(key(&ws, unit).unwrap(), base, "keys are stable");
+        assert_ne!(key(&ws, &windows), base);
+        assert_ne!(key_for_version(&ws, unit, "999.0.0"), base);
+        assert_eq!(key(&ws, unit), base, "keys are stable");
     }
 
     #[test]

@@ -137,16 +137,23 @@ pub fn discover(opts: &Options) -> Result<Workspace, String> {
     }
     let (metadata, target_cfg) = std::thread::scope(|s| {
         let target_cfg = s.spawn(|| CfgSet::for_target(opts.target.as_deref(), dir.as_deref()));
-        let metadata = match &opts.target {
-            Some(t) => Ok(t.clone()),
-            None => host_triple(dir.as_deref()),
-        }
-        .and_then(|triple| {
+        let metadata = rustc_version_verbose(dir.as_deref()).and_then(|rustc_vv| {
+            let triple = match &opts.target {
+                Some(t) => t.clone(),
+                None => host_triple(&rustc_vv)?,
+            };
+            let slot = crate::metadata_cache::Slot::new(opts, dir.as_deref(), &rustc_vv);
+            if let Some(cached) = slot.as_ref().and_then(|s| s.read()) {
+                return Ok(cached);
+            }
             other.push("--filter-platform".to_string());
             other.push(triple);
             cmd.other_options(other);
-            cmd.exec()
-                .map_err(|e| format!("cargo metadata failed: {}", describe_metadata_error(&e)))
+            let (output, metadata) = run_metadata(&cmd)?;
+            if let Some(slot) = &slot {
+                slot.write(&output, &metadata);
+            }
+            Ok(metadata)
         });
         (metadata, target_cfg.join())
     });
@@ -156,14 +163,29 @@ pub fn discover(opts: &Options) -> Result<Workspace, String> {
     build_workspace(&metadata, &target_cfg, opts)
 }
 
-fn describe_metadata_error(e: &cargo_metadata::Error) -> String {
-    match e {
-        cargo_metadata::Error::CargoMetadata { stderr } => stderr.trim().to_string(),
-        other => other.to_string(),
+/// Runs `cargo metadata` as `MetadataCommand::exec` does, keeping its stdout for the cache.
+fn run_metadata(cmd: &MetadataCommand) -> Result<(String, cargo_metadata::Metadata), String> {
+    let failed = |why: String| format!("cargo metadata failed: {why}");
+    let out = cmd
+        .cargo_command()
+        .output()
+        .map_err(|e| failed(format!("cannot run cargo: {e}")))?;
+    if !out.status.success() {
+        return Err(failed(
+            String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        ));
     }
+    let stdout = String::from_utf8(out.stdout).map_err(|e| failed(e.to_string()))?;
+    let json = stdout
+        .lines()
+        .find(|l| l.starts_with('{'))
+        .ok_or_else(|| failed("it printed no JSON".into()))?;
+    let metadata = MetadataCommand::parse(json).map_err(|e| failed(e.to_string()))?;
+    Ok((json.to_string(), metadata))
 }
 
-fn host_triple(dir: Option<&Path>) -> Result<String, String> {
+/// `rustc -vV`: the toolchain's identity (a key of the metadata cache) and the host triple.
+fn rustc_version_verbose(dir: Option<&Path>) -> Result<String, String> {
     let out = crate::cfg::rustc_in(dir)
         .arg("-vV")
         .output()
@@ -174,7 +196,11 @@ fn host_triple(dir: Option<&Path>) -> Result<String, String> {
             crate::cfg::tool_failure_text(&out.stderr)
         ));
     }
-    String::from_utf8_lossy(&out.stdout)
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+fn host_triple(rustc_vv: &str) -> Result<String, String> {
+    rustc_vv
         .lines()
         .find_map(|l| l.strip_prefix("host: ").map(str::to_string))
         .ok_or_else(|| "rustc -vV printed no host triple".to_string())

@@ -87,9 +87,7 @@ pub fn internal_error(package: Option<&str>, stage: &str, panic: &str) -> crate:
 /// `resolve`) reaches `crate`, and `NONBLOCK_INJECT_PANIC=graph` panics in the whole-graph stage.
 /// There is no other way to make a correct analyzer panic on purpose.
 pub fn inject(stage: &str, package: &str) {
-    static SPEC: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
-    let spec = SPEC.get_or_init(|| std::env::var("NONBLOCK_INJECT_PANIC").ok());
-    let Some(spec) = spec.as_deref() else {
+    let Some(spec) = injection() else {
         return;
     };
     let hit = match spec.split_once(':') {
@@ -99,6 +97,14 @@ pub fn inject(stage: &str, package: &str) {
     if hit {
         panic!("injected panic ({spec})");
     }
+}
+
+/// The `NONBLOCK_INJECT_PANIC` spec of this process, if any. A run with one must analyse, never
+/// reuse a cached report (`run_cache`).
+pub fn injection() -> Option<&'static str> {
+    static SPEC: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    SPEC.get_or_init(|| std::env::var("NONBLOCK_INJECT_PANIC").ok())
+        .as_deref()
 }
 
 #[cfg(test)]

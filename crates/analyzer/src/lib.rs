@@ -15,11 +15,13 @@ pub mod graph;
 pub mod guard;
 pub mod index;
 pub mod infer;
+pub mod inputs;
 pub mod ir;
 pub mod load;
 pub mod lower;
 pub mod macro_rules;
 pub mod memo;
+pub mod metadata_cache;
 pub mod models;
 pub mod options;
 pub mod progress;
@@ -29,6 +31,7 @@ pub mod report;
 pub mod resolve;
 pub mod roots;
 pub mod rules;
+pub mod run_cache;
 pub mod scope;
 pub mod stored;
 pub mod suppress;
@@ -120,7 +123,7 @@ fn analyze_in_pool(
     // Per-crate stages guard themselves; this catches a panic in the whole-graph stages (index,
     // call graph, propagation), where no single crate is to blame.
     let v1 = opts.v1_fingerprints;
-    match guard::guard(|| analyze_workspace(&ws, rules, &config, progress, start, phases, v1)) {
+    match guard::guard(|| run_cache::analyze(&ws, rules, &config, progress, start, phases, v1)) {
         Ok(report) => Ok(report),
         Err(panic) => Ok(Report::internal_failure(
             guard::internal_error(None, "analysing", &panic),
@@ -139,14 +142,50 @@ pub fn analyze_workspace(
     config: &config::Config,
     progress: &dyn progress::Progress,
     start: Instant,
-    mut phases: BTreeMap<String, f64>,
+    phases: BTreeMap<String, f64>,
     v1_fingerprints: bool,
 ) -> Report {
+    let models = models::load(ws, rules);
+    let rules = configured_rules(rules, config, &models);
+    analyze_configured(
+        ws,
+        &rules,
+        config,
+        models,
+        progress,
+        start,
+        phases,
+        v1_fingerprints,
+    )
+    .0
+}
+
+/// The rules a run applies. Precedence on a path: workspace configuration > a library's own
+/// model > rule database.
+pub(crate) fn configured_rules(
+    rules: &RuleDb,
+    config: &config::Config,
+    (library_models, _): &models::Loaded,
+) -> RuleDb {
+    config.apply(&models::apply(library_models, rules))
+}
+
+/// [`analyze_workspace`] with the rules configured and the library models loaded. Also returns
+/// what the report depends on besides the workspace, rules and configuration (the files of
+/// workspace members and path dependencies, [`inputs`]), or `None` when some of it could not be
+/// recorded: then the report must not be reused ([`run_cache`]).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn analyze_configured(
+    ws: &discover::Workspace,
+    rules: &RuleDb,
+    config: &config::Config,
+    (library_models, model_warnings): models::Loaded,
+    progress: &dyn progress::Progress,
+    start: Instant,
+    mut phases: BTreeMap<String, f64>,
+    v1_fingerprints: bool,
+) -> (Report, Option<Vec<inputs::Input>>) {
     let ws = ws.clone();
-    // Precedence on a path: workspace configuration > a library's own model > rule database.
-    let (library_models, model_warnings) = models::load(&ws, rules);
-    let configured_rules = config.apply(&models::apply(&library_models, rules));
-    let rules = &configured_rules;
     let mut phase_start = Instant::now();
     let mut lap = |name: &str, phases: &mut BTreeMap<String, f64>| {
         phases.insert(name.to_string(), phase_start.elapsed().as_secs_f64());
@@ -177,7 +216,14 @@ pub fn analyze_workspace(
     let mut files = Vec::new();
     let mut errors: Vec<Diagnostic> = model_warnings;
     let mut loaded = Vec::new();
+    let mut run_inputs = Some(Vec::new());
     for mut l in loads {
+        if cache::is_mutable(&ws, &ws.units[l.loaded.unit]) {
+            match (&mut run_inputs, l.inputs.take()) {
+                (Some(all), Some(unit_inputs)) => all.extend(unit_inputs),
+                _ => run_inputs = None,
+            }
+        }
         let base = files.len() as u32;
         for m in &mut l.loaded.modules {
             m.file += base;
@@ -290,7 +336,20 @@ pub fn analyze_workspace(
     if index.fns.len() >= FREE_IN_BACKGROUND_FNS {
         free_in_background((index, graph));
     }
-    Report {
+    // The manifests read for library models and ignored-configuration notices.
+    for p in ws.packages.iter().filter(|p| p.nonblock_metadata) {
+        if !matches!(
+            p.source,
+            discover::SourceKind::Registry | discover::SourceKind::Git
+        ) {
+            let manifest = p.manifest_dir.join("Cargo.toml");
+            match (&mut run_inputs, std::fs::read(&manifest)) {
+                (Some(all), Ok(text)) => all.push(inputs::Input::read(&manifest, &text)),
+                _ => run_inputs = None,
+            }
+        }
+    }
+    let report = Report {
         schema: report::SCHEMA,
         findings,
         errors,
@@ -299,7 +358,8 @@ pub fn analyze_workspace(
         cache: cache_stats.into_inner().unwrap_or_default(),
         v1_fingerprints,
         library_models,
-    }
+    };
+    (report, run_inputs)
 }
 
 /// From this many functions on, [`free_in_background`] frees the index: below it, freeing is

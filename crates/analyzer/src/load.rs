@@ -9,8 +9,9 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::discover::{CrateUnit, Workspace};
+use crate::discover::{CrateUnit, SourceKind, Workspace};
 use crate::index::LoadedUnit;
+use crate::inputs::Input;
 use crate::ir::IrModule;
 use crate::lower::{ItemMacros, Lowerer, ModDecl};
 use crate::report::Diagnostic;
@@ -31,6 +32,10 @@ pub struct UnitLoad {
     pub loaded: LoadedUnit,
     pub files: Vec<SourceFile>,
     pub diagnostics: Vec<Diagnostic>,
+    /// For a workspace member or path dependency, the files read and looked for
+    /// ([`crate::inputs`]); `None` for immutable sources, and for a load that met something the
+    /// records cannot describe (then the unit is never cached).
+    pub inputs: Option<Vec<Input>>,
 }
 
 struct Loader<'a> {
@@ -48,6 +53,8 @@ struct Loader<'a> {
     modules: Vec<IrModule>,
     files: Vec<SourceFile>,
     diagnostics: Vec<Diagnostic>,
+    /// Recorded for mutable sources only; `None` once something unrecordable was met.
+    inputs: Option<Vec<Input>>,
 }
 
 /// Loads one crate unit. File ids in the result are local (0..files.len()); the caller rebases.
@@ -61,6 +68,7 @@ impl UnitLoad {
             },
             files: Vec::new(),
             diagnostics: vec![diagnostic],
+            inputs: None,
         }
     }
 }
@@ -175,6 +183,10 @@ fn load_unit_on_this_thread(ws: &Workspace, unit_index: usize) -> UnitLoad {
     let unit = &ws.units[unit_index];
     let package_dir = ws.packages[unit.package].manifest_dir.clone();
     let package_dir = package_dir.canonicalize().unwrap_or(package_dir);
+    let mutable = !matches!(
+        ws.packages[unit.package].source,
+        SourceKind::Registry | SourceKind::Git
+    );
     let mut loader = Loader {
         ws,
         unit_index,
@@ -186,6 +198,7 @@ fn load_unit_on_this_thread(ws: &Workspace, unit_index: usize) -> UnitLoad {
         modules: Vec::new(),
         files: Vec::new(),
         diagnostics: Vec::new(),
+        inputs: mutable.then(Vec::new),
     };
     if unit.skip {
         return UnitLoad {
@@ -195,6 +208,7 @@ fn load_unit_on_this_thread(ws: &Workspace, unit_index: usize) -> UnitLoad {
             },
             files: Vec::new(),
             diagnostics: Vec::new(),
+            inputs: loader.inputs,
         };
     }
     let root = unit.root.clone();
@@ -207,12 +221,24 @@ fn load_unit_on_this_thread(ws: &Workspace, unit_index: usize) -> UnitLoad {
         },
         files: loader.files,
         diagnostics: loader.diagnostics,
+        inputs: loader.inputs,
     }
 }
 
 impl Loader<'_> {
     fn package_name(&self) -> &str {
         &self.ws.packages[self.unit.package].name
+    }
+
+    fn record(&mut self, input: impl FnOnce() -> Input) {
+        if let Some(inputs) = &mut self.inputs {
+            inputs.push(input());
+        }
+    }
+
+    /// What was met cannot be recorded as an [`Input`]: the unit is not cached.
+    fn unrecordable(&mut self) {
+        self.inputs = None;
     }
 
     fn diag(&mut self, kind: &str, file: &Path, message: String) {
@@ -251,6 +277,7 @@ impl Loader<'_> {
                     "module file"
                 };
                 self.diag("io", path, format!("cannot read {what}: {e}"));
+                self.unrecordable();
                 return;
             }
         };
@@ -263,6 +290,7 @@ impl Loader<'_> {
                     module_path.join("::")
                 ),
             );
+            self.unrecordable();
             return;
         }
         if self.stack.contains(&canonical) {
@@ -290,31 +318,36 @@ impl Loader<'_> {
                         MAX_FILE_BYTES
                     ),
                 );
+                self.unrecordable();
                 return;
             }
             Ok(m) => m.len(),
             Err(e) => {
                 self.diag("io", path, format!("cannot read file: {e}"));
+                self.unrecordable();
                 return;
             }
         };
-        let text = match std::fs::read(&canonical) {
-            Ok(b) => match String::from_utf8(b) {
-                Ok(t) => t,
-                Err(e) => {
-                    self.diag(
-                        "encoding",
-                        path,
-                        format!(
-                            "file is not valid UTF-8 (at byte {})",
-                            e.utf8_error().valid_up_to()
-                        ),
-                    );
-                    return;
-                }
-            },
+        let bytes_read = match std::fs::read(&canonical) {
+            Ok(b) => b,
             Err(e) => {
                 self.diag("io", path, format!("cannot read file: {e}"));
+                self.unrecordable();
+                return;
+            }
+        };
+        self.record(|| Input::read(path, &bytes_read));
+        let text = match String::from_utf8(bytes_read) {
+            Ok(t) => t,
+            Err(e) => {
+                self.diag(
+                    "encoding",
+                    path,
+                    format!(
+                        "file is not valid UTF-8 (at byte {})",
+                        e.utf8_error().valid_up_to()
+                    ),
+                );
                 return;
             }
         };
@@ -481,6 +514,7 @@ impl Loader<'_> {
                         if flat.is_file() {
                             (flat, child_dir.join(stem))
                         } else if nested.is_file() {
+                            self.record(|| Input::absent(&flat));
                             (nested, child_dir.join(stem))
                         } else if flat.symlink_metadata().is_ok() {
                             // A name that exists but does not resolve to a file (a symlink loop,
@@ -489,6 +523,8 @@ impl Loader<'_> {
                         } else if nested.symlink_metadata().is_ok() {
                             (nested, child_dir.join(stem))
                         } else {
+                            self.record(|| Input::absent(&flat));
+                            self.record(|| Input::absent(&nested));
                             let shown = self.ws.display_path(&flat);
                             let parent_file = self
                                 .files

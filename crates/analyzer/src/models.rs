@@ -138,7 +138,10 @@ enum RawDeclared {
 
 /// Reads the models of every package that has a `[package.metadata.nonblock]` table. Returns
 /// them in package order, and one warning per problem.
-pub fn load(ws: &Workspace, rules: &RuleDb) -> (Vec<LibraryModel>, Vec<Diagnostic>) {
+/// What [`load`] found: the models, and the problems with them (warnings).
+pub type Loaded = (Vec<LibraryModel>, Vec<Diagnostic>);
+
+pub fn load(ws: &Workspace, rules: &RuleDb) -> Loaded {
     let mut models = Vec::new();
     let mut warnings = Vec::new();
     for (pi, p) in ws.packages.iter().enumerate() {

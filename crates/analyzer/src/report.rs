@@ -122,7 +122,7 @@ fn leading_position(message: &str) -> Option<(u32, u32)> {
     Some((line, column))
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct Root {
     pub function: String,
     pub kind: String,
@@ -133,7 +133,7 @@ pub struct Root {
 
 /// An async context that reaches a finding's entry through calls (awaited async fns, or sync
 /// helpers that build the future): where its path towards the entry starts.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct ReachedFrom {
     pub function: String,
     pub kind: String,
@@ -142,7 +142,7 @@ pub struct ReachedFrom {
     pub column: u32,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct Step {
     pub function: String,
     pub file: String,
@@ -152,7 +152,7 @@ pub struct Step {
     pub package: String,
 }
 
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
 pub struct Finding {
     pub rule: String,
     pub name: String,
@@ -177,7 +177,7 @@ pub struct Finding {
     pub fingerprint: String,
 }
 
-#[derive(Clone, Debug, Default, Serialize)]
+#[derive(Clone, Debug, Default, Serialize, serde::Deserialize)]
 pub struct Stats {
     pub packages: usize,
     pub files: usize,

@@ -27,7 +27,7 @@ use crate::rules::RuleDb;
 
 /// A reported problem with a suppression or a baseline entry; counts as a warning for
 /// `--fail-on`.
-#[derive(Clone, Debug, Serialize, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Notice {
     pub kind: String,
     pub file: String,

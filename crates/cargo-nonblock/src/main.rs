@@ -195,7 +195,7 @@ struct ScanArgs {
     /// Record the current findings as the baseline in FILE, then exit 0.
     #[arg(long, value_name = "FILE", help_heading = REPORTING)]
     write_baseline: Option<PathBuf>,
-    /// Do not read or write the cache of lowered dependency crates (target/nonblock/cache).
+    /// Do not read or write the caches in target/nonblock (lowered crates, the last report, cargo metadata).
     #[arg(long, help_heading = REPORTING)]
     no_cache: bool,
 }
@@ -621,10 +621,17 @@ fn print_verbose(report: &Report) {
         }
     }
     let c = report.cache;
-    eprintln!(
-        "nonblock: cache: {} crates reused, {} parsed, {} corrupted entries rebuilt",
-        c.hits, c.misses, c.rejected
-    );
+    if c.report_reused {
+        eprintln!("nonblock: cache: report reused (no source, manifest, rule or option changed)");
+    } else {
+        eprintln!(
+            "nonblock: cache: {} crates reused, {} parsed ({} changed since cached), {} corrupted entries rebuilt",
+            c.hits,
+            c.misses + c.stale,
+            c.stale,
+            c.rejected
+        );
+    }
     eprintln!("nonblock: total {:.3}s", s.seconds);
 }
 
