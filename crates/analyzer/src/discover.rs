@@ -150,6 +150,9 @@ pub fn discover(opts: &Options) -> Result<Workspace, String> {
             other.push(triple);
             cmd.other_options(other);
             let (output, metadata) = run_metadata(&cmd)?;
+            // Without a lockfile before, cargo has just written one: the slot exists now.
+            let slot =
+                slot.or_else(|| crate::metadata_cache::Slot::new(opts, dir.as_deref(), &rustc_vv));
             if let Some(slot) = &slot {
                 slot.write(&output, &metadata);
             }

@@ -45,7 +45,7 @@ pub struct Slot {
 
 impl Slot {
     /// The slot of a run: `None` with `--no-cache`, or when no `Cargo.lock` is found above the
-    /// directory cargo runs in.
+    /// directory cargo runs in (asked again after `cargo metadata`, which writes a missing one).
     pub fn new(opts: &Options, cwd: Option<&Path>, rustc_vv: &str) -> Option<Slot> {
         if opts.no_cache {
             return None;

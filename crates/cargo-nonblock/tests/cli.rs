@@ -727,3 +727,87 @@ fn a_dependency_s_malformed_model_warns_without_failing_and_v_lists_models() {
         "{stderr}"
     );
 }
+
+/// Warm runs reuse `cargo metadata`'s output and the last report, and see every change that
+/// matters: a member appearing under a glob (no manifest edited), an edited source file, a new
+/// configuration. Each warm report equals a `--no-cache` run of the same state.
+#[test]
+fn warm_runs_reuse_metadata_and_the_report_until_an_input_changes() {
+    let member = |name: &str, call: &str| {
+        (
+            format!("crates/{name}/Cargo.toml"),
+            format!("[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"),
+            format!("crates/{name}/src/lib.rs"),
+            format!("pub async fn handler() {{\n    {call};\n}}\n"),
+        )
+    };
+    let (am, at, al, ac) = member("a", "std::fs::read(\"x\").ok()");
+    let dir = scratch(
+        "cli-warm",
+        &[
+            (
+                "Cargo.toml",
+                "[workspace]\nmembers = [\"crates/*\"]\nresolver = \"2\"\n",
+            ),
+            (&am, &at),
+            (&al, &ac),
+        ],
+    );
+    let manifest = dir.join("Cargo.toml");
+    let m = manifest.to_str().unwrap();
+    let analyse = |extra: &[&str]| {
+        let mut args = vec!["nonblock", "--manifest-path", m, "--format", "json", "-v"];
+        args.extend_from_slice(extra);
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let mut report = json(&out);
+        report["stats"]["seconds"] = 0.into();
+        report["stats"]["phases"] = serde_json::json!({});
+        (report, stderr)
+    };
+    let findings = |r: &serde_json::Value| r["findings"].as_array().unwrap().len();
+
+    let (cold, _) = analyse(&[]);
+    assert_eq!(findings(&cold), 1);
+    let entries: Vec<String> = std::fs::read_dir(dir.join("target/nonblock"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        entries.iter().any(|e| e.starts_with("metadata-")),
+        "{entries:?}"
+    );
+    let (warm, stderr) = analyse(&[]);
+    assert!(stderr.contains("report reused"), "{stderr}");
+    assert_eq!(warm, cold, "byte for byte, timings aside");
+
+    // A new member under the glob: no manifest changes, the listing does.
+    let (bm, bt, bl, bc) = member("b", "std::thread::sleep(std::time::Duration::ZERO)");
+    std::fs::create_dir_all(dir.join("crates/b/src")).unwrap();
+    std::fs::write(dir.join(&bm), bt).unwrap();
+    std::fs::write(dir.join(&bl), bc).unwrap();
+    let (grown, stderr) = analyse(&[]);
+    assert!(!stderr.contains("report reused"), "{stderr}");
+    assert_eq!(findings(&grown), 2, "the new member is analysed");
+    assert_eq!(grown, analyse(&["--no-cache"]).0);
+
+    // An edited source file.
+    std::fs::write(dir.join(&al), "pub async fn handler() {}\n").unwrap();
+    let (edited, stderr) = analyse(&[]);
+    assert!(
+        stderr.contains("1 parsed (1 changed since cached)"),
+        "{stderr}"
+    );
+    assert_eq!(findings(&edited), 1);
+    assert_eq!(edited, analyse(&["--no-cache"]).0);
+
+    // A configuration.
+    std::fs::write(
+        dir.join("nonblock.toml"),
+        "[rules.NB0201]\nenabled = false\n",
+    )
+    .unwrap();
+    let (configured, _) = analyse(&[]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(findings(&configured), 0, "{configured}");
+}
