@@ -250,8 +250,11 @@ fi
 # ---------------------------------------------------------------------------------------------
 # Public applications (--app): the same cold / warm / one-edit / RSS measurements, one app at a time.
 app_bench() { # name, workspace dir, edit file (relative)
-    local name="$1" ws="$2" edit="$ws/$3"
-    local t="$DIR/app-$name-target"
+    local name="$1" ws="$2"
+    local edit="$ws/$3" t="$DIR/app-$name-target"
+    # Apps pin toolchains that may not be installed (lemmy: 1.81); the tool reads the same
+    # source with any recent one.
+    export RUSTUP_TOOLCHAIN="${RUSTUP_TOOLCHAIN:-stable}"
     local cmd="CARGO_TARGET_DIR=$t $NB nonblock --manifest-path $ws/Cargo.toml --offline --fail-on never --color never -q"
     [ -f "$edit" ] || { echo "run.sh: --app $name: no file $edit" >&2; exit 2; }
     cp "$edit" "$DIR/app-$name-edit.orig"

@@ -172,6 +172,9 @@ pub fn build(
     let mut bodies = Vec::new();
     let mut fn_body = vec![None; index.fns.len()];
     let mut call_edges = 0;
+    // What `threads` needs besides the roots: async bodies driven off the workers, and
+    // test-support fns, whose calls decide no thread.
+    let mut off_thread = crate::threads::OffWorker::default();
     for (f, fn_bodies) in resolved.into_iter().enumerate() {
         let unit = index.fns[f].unit;
         let mut off_worker = BTreeSet::new();
@@ -185,7 +188,11 @@ pub fn build(
             off_worker.extend(dedicated.spawned_bodies(index, f, &fn_bodies));
         }
         // Test kits and `_for_tests` helpers hold no root; production callers still reach them.
-        let reports_here = report_unit[unit] && !crate::roots::is_test_support(ws, index, f, roots);
+        let test_support = report_unit[unit] && crate::roots::is_test_support(ws, index, f, roots);
+        if test_support {
+            off_thread.test_support.insert(f);
+        }
+        let reports_here = report_unit[unit] && !test_support;
         for (body_index, b) in fn_bodies.into_iter().enumerate() {
             let mut calls = Vec::new();
             let calls_closure_values = calls_closure_value(&b.calls);
@@ -218,6 +225,8 @@ pub fn build(
             };
             if b.kind == BodyKind::Fn {
                 fn_body[f] = Some(bodies.len());
+            } else if off_worker.contains(&body_index) && !in_init.contains(&body_index) {
+                off_thread.bodies.insert(bodies.len());
             }
             bodies.push(GraphBody {
                 owner: f,
@@ -228,7 +237,14 @@ pub fn build(
             });
         }
     }
-    crate::threads::mark_block_on_roots(index, &mut bodies, &fn_body, &spawned, &spawn_sites);
+    crate::threads::mark_block_on_roots(
+        index,
+        &mut bodies,
+        &fn_body,
+        &spawned,
+        &spawn_sites,
+        &off_thread,
+    );
     let helpers = guard_helpers(rules, &bodies, &fn_body);
     if !helpers.is_empty() {
         for b in &mut bodies {

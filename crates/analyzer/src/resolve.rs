@@ -176,6 +176,24 @@ fn wraps_metavar_in_closure(e: &IrExpr) -> bool {
     })
 }
 
+/// Methods of std's `Option` / `Result` whose value carries the receiver's payload, at the
+/// position `?` and `unwrap` read it from (the error or `None` side may change).
+fn keeps_payload(recv: &Ty, method: &str) -> bool {
+    let Some(p) = recv.external_path() else {
+        return false;
+    };
+    let option = p == "std::option::Option";
+    let result = p == "std::result::Result" || p.ends_with("::Result");
+    let both = matches!(method, "or" | "or_else" | "inspect");
+    (result && (both || matches!(method, "map_err" | "inspect_err")))
+        || (option
+            && (both
+                || matches!(
+                    method,
+                    "ok_or" | "ok_or_else" | "filter" | "xor" | "take" | "replace"
+                )))
+}
+
 /// The resolved bodies of one run: what [`resolve_reachable`] found from its roots.
 pub struct Resolution {
     /// Every function's bodies, indexed by function id: empty for a function without a body,
@@ -509,8 +527,20 @@ impl Walker<'_> {
     fn walk_block(&mut self, b: &IrBlock) -> Ty {
         self.scopes.push(BTreeMap::new());
         let mut last = Ty::Tuple(Vec::new());
-        for (i, s) in b.stmts.iter().enumerate() {
-            last = Ty::Tuple(Vec::new());
+        for i in 0..b.stmts.len() {
+            last = self.walk_stmt(b, i);
+        }
+        self.pop_scope();
+        last
+    }
+
+    /// Statement `i` of `b`, in the block's scope (pushed by the caller): its calls, the
+    /// bindings it makes, how long the values its calls return live; its type if it is an
+    /// expression statement.
+    fn walk_stmt(&mut self, b: &IrBlock, i: usize) -> Ty {
+        let s = &b.stmts[i];
+        let mut last = Ty::Tuple(Vec::new());
+        {
             let first_call = self.sink.len();
             match s {
                 IrStmt::Let {
@@ -589,7 +619,6 @@ impl Walker<'_> {
             });
             decide_hold(&mut self.sink[first_call..], kept, statement);
         }
-        self.pop_scope();
         last
     }
 
@@ -912,28 +941,53 @@ impl Walker<'_> {
         let mut closures = Vec::new();
         let mut param_args = Vec::new();
         for (i, a) in args.iter().enumerate() {
-            match a {
+            // A closure written as the value of a block (`spawn_blocking({ let x = x.clone();
+            // move || .. })`, deno's and actix-rt's way of cloning what the closure captures)
+            // is that argument's closure; the block's statements run here, before the call.
+            let (closure, init) = match a {
+                IrExpr::Block(b) => match b.stmts.split_last() {
+                    Some((
+                        IrStmt::Expr(
+                            c @ IrExpr::Closure {
+                                is_async: false, ..
+                            },
+                        ),
+                        init,
+                    )) => (Some(c), Some((b, init.len()))),
+                    _ => (None, None),
+                },
                 IrExpr::Closure {
-                    is_async: false,
-                    params,
-                    body,
-                    ..
-                } => {
-                    let (calls, bodies) = self.walk_closure_body(params, body, item);
-                    for c in &calls {
-                        for t in &c.targets {
-                            if let Target::ParamCall(p) = t {
-                                param_args.push((i, *p));
-                            }
+                    is_async: false, ..
+                } => (Some(a), None),
+                _ => (None, None),
+            };
+            if let Some(IrExpr::Closure { params, body, .. }) = closure {
+                if let Some((b, n)) = init {
+                    self.scopes.push(BTreeMap::new());
+                    for s in 0..n {
+                        self.walk_stmt(b, s);
+                    }
+                }
+                let (calls, bodies) = self.walk_closure_body(params, body, item);
+                if init.is_some() {
+                    self.pop_scope();
+                }
+                for c in &calls {
+                    for t in &c.targets {
+                        if let Target::ParamCall(p) = t {
+                            param_args.push((i, *p));
                         }
                     }
-                    closures.push(ClosureArg {
-                        arg: i,
-                        calls,
-                        bodies,
-                    });
-                    types.push(Ty::Unknown);
                 }
+                closures.push(ClosureArg {
+                    arg: i,
+                    calls,
+                    bodies,
+                });
+                types.push(Ty::Unknown);
+                continue;
+            }
+            match a {
                 IrExpr::Path(p, pos) => {
                     let local = p.single().and_then(|n| self.lookup(n)).cloned();
                     if let Some(Local {
@@ -1382,6 +1436,11 @@ impl Walker<'_> {
         self.push_call(pos, targets, closures, params);
         self.set_args_from(args_start);
         if ret.is_unknown() && is_identity_method(method) {
+            return recv_peeled;
+        }
+        // `extract(f).map_err(..)?`, `opt.ok_or(e)?`: the payload `?` and `unwrap` yield is
+        // unchanged (mas' `AppConfig::extract(figment).map_err(anyhow::Error::from_boxed)?`).
+        if ret.is_unknown() && keeps_payload(&recv_peeled, method) {
             return recv_peeled;
         }
         ret
@@ -2661,5 +2720,59 @@ mod tests {
         assert!(sites.contains(&(8, "NB0101".into())), "{sites:?}");
         assert!(sites.contains(&(10, "NB0101".into())), "{sites:?}");
         assert!(!sites.iter().any(|(l, _)| *l == 12), "{sites:?}");
+    }
+
+    /// A closure written as the value of a block argument (`spawn_blocking({ let x = x.clone();
+    /// move || .. })`: deno's LSP diagnostics and `publish`, actix-rt's `Arbiter::with_tokio_rt`
+    /// handing `{ let tx = tx.clone(); move || { runtime_factory(); .. } }` to
+    /// `thread::Builder::spawn`) is that argument's closure: offloaded with it, and a parameter it
+    /// calls makes the enclosing fn an inferred boundary. The block's own statements run in the
+    /// caller, and a block-valued closure handed to a fn that calls it runs there.
+    #[test]
+    fn closures_written_as_the_value_of_a_block_argument_are_that_argument() {
+        let src = "pub struct Snapshot;\n\
+                   impl Snapshot { pub fn scan(&self) { std::fs::remove_dir(\"d\"); } }\n\
+                   fn with_rt<F: FnOnce() + Send + 'static>(factory: F) {\n\
+                   let name = String::new();\n\
+                   std::thread::Builder::new().name(name.clone()).spawn({ let n = name.clone(); move || { factory(); drop(n); } });\n\
+                   }\n\
+                   fn run_now<F: FnOnce()>(f: F) { f() }\n\
+                   pub async fn diagnostics(snapshot: std::sync::Arc<Snapshot>) {\n\
+                   let h = tokio::task::spawn_blocking({\n\
+                   let snapshot = snapshot.clone();\n\
+                   move || snapshot.scan()\n\
+                   });\n\
+                   with_rt(move || { std::fs::read(\"r\"); });\n\
+                   run_now({\n\
+                   let s = snapshot.clone();\n\
+                   let f = std::fs::File::open(\"f\");\n\
+                   move || s.scan()\n\
+                   });\n\
+                   }\n";
+        // Line 2: `scan` reached through `run_now`'s closure (entry at 17); line 16: the
+        // block's own statement runs in `diagnostics`.
+        assert_eq!(one(src), [(16, "NB0101".into()), (17, "NB0101".into())]);
+    }
+
+    /// std's `Option`/`Result` combinators that keep the payload carry its type to `?`:
+    /// mas' `AppConfig::extract(figment).map_err(anyhow::Error::from_boxed)?` (a trait default
+    /// method returning `Result<Self, _>`), then `config.secrets.key_store().await`.
+    #[test]
+    fn map_err_and_ok_or_keep_the_payload_for_the_question_mark() {
+        let src = "pub trait Section: Sized { fn extract(x: &i32) -> Result<Self, Box<dyn std::error::Error>> { loop {} } }\n\
+                   pub struct Secrets;\n\
+                   impl Secrets { pub fn key_store(&self) { std::fs::read(\"k\"); } }\n\
+                   pub struct App { pub secrets: Secrets }\n\
+                   impl Section for App {}\n\
+                   pub async fn run(o: Option<Secrets>) -> Result<(), Box<dyn std::error::Error>> {\n\
+                   let c = App::extract(&1).map_err(|e| e)?;\n\
+                   c.secrets.key_store();\n\
+                   o.ok_or(\"none\")?.key_store();\n\
+                   let n: Result<u8, ()> = Ok(1);\n\
+                   n.map(|_| Secrets).map_err(|e| e).unwrap().key_store();\n\
+                   Ok(())\n\
+                   }\n";
+        // `Result::map` changes the payload: not modelled, so line 11 stays unresolved.
+        assert_eq!(one(src), [(8, "NB0101".into()), (9, "NB0101".into())]);
     }
 }

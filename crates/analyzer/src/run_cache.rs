@@ -9,7 +9,7 @@
 //! [`Input`]s. The *key* hashes the first group; the *entry* under it holds the inputs and the
 //! report. An entry is reused only if every input is unchanged ([`crate::inputs`]); otherwise
 //! the run analyses as usual and overwrites it. A run that asks for v1 fingerprints (baseline
-//! migration) always analyses, as does one with an injected panic (`guard::inject`, for tests).
+//! migration) always analyses, as does one with an injected panic or a trace ([`debugging`]).
 //!
 //! Entries are JSON (`report-<key>.json` in the cache directory), written through a temporary
 //! file and a rename; one that does not parse, or was written for another schema, is a miss.
@@ -57,7 +57,7 @@ pub fn analyze(
     let models = crate::models::load(ws, rules);
     let rules = crate::configured_rules(rules, config, &models);
     let entry_path = match &ws.cache_dir {
-        Some(dir) if !v1_fingerprints && crate::guard::injection().is_none() => {
+        Some(dir) if !v1_fingerprints && !debugging() => {
             Some(dir.join(format!("report-{}.json", key(ws, &rules, config, &models))))
         }
         _ => None,
@@ -101,6 +101,12 @@ pub fn analyze(
         }
     }
     report
+}
+
+/// A run asked for something only an analysis does: an injected panic (`guard::inject`, for
+/// tests) or a trace of unresolved calls (`NONBLOCK_TRACE_UNRESOLVED`).
+fn debugging() -> bool {
+    crate::guard::injection().is_some() || std::env::var_os("NONBLOCK_TRACE_UNRESOLVED").is_some()
 }
 
 /// Everything but the sources that the report depends on. `Debug` forms are complete (derived)

@@ -20,6 +20,17 @@
 //!   caller anywhere else (a spawned task, a sync fn that only builds the future, an `let f =
 //!   run();` whose future may go anywhere) stays a worker root.
 //!
+//! Calls written in test-support fns (`roots::is_test_support`: `*_for_tests`, test kits) are not
+//! callers here: such code holds no root, and the calls it makes decide no thread (lemmy's
+//! `build_db_pool`, awaited by `main` and by `build_db_pool_for_tests`).
+//!
+//! The async bodies that are no roots because they run off the workers (written in a closure
+//! handed to an offload boundary, `thread::spawn(move || rt.block_on(async { .. }))`, or spawned
+//! onto a configured dedicated runtime) poll in the same way: an async fn polled only by them,
+//! or by fns polled only by them, runs on their thread and is no root at all (pingap's
+//! `new_async_logger`, deno's web workers); one also polled by a block_on-thread body is
+//! [`RootKind::BlockOnThread`].
+//!
 //! Everything here is read from the IR of the owners (which call positions are polled where) and
 //! from the graph's edges; positions are those the resolver gives call sites and async bodies.
 
@@ -252,14 +263,28 @@ fn polling(index: &Index, f: FnId, spawn_calls: &BTreeSet<Pos>) -> Polling {
     out
 }
 
+/// What the graph knows about code that runs off the workers or not in production at all.
+#[derive(Default)]
+pub(crate) struct OffWorker {
+    /// Async bodies that are not roots because they are driven on another thread: written in a
+    /// closure handed to an offload boundary (`thread::spawn(move || rt.block_on(async { .. }))`)
+    /// or spawned onto a configured dedicated runtime. What only they poll runs there too.
+    pub bodies: BTreeSet<usize>,
+    /// Test-support fns of the reported packages (`roots::is_test_support`): they hold no root,
+    /// and their calls do not decide where an async fn runs (lemmy's `build_db_pool_for_tests`).
+    pub test_support: BTreeSet<FnId>,
+}
+
 /// Gives the block_on-thread bodies their root kind. `spawned`: async fns whose future is handed
 /// to a task spawner somewhere (`graph::detach_spawned`): they run as tasks on the workers.
+/// An async fn polled only by `off.bodies` (and by fns polled only there) is no root at all.
 pub(crate) fn mark_block_on_roots(
     index: &Index,
     bodies: &mut [GraphBody],
     fn_body: &[Option<usize>],
     spawned: &BTreeSet<FnId>,
     spawn_sites: &BTreeMap<FnId, BTreeSet<Pos>>,
+    off: &OffWorker,
 ) {
     let owners: BTreeSet<FnId> = bodies
         .iter()
@@ -274,10 +299,11 @@ pub(crate) fn mark_block_on_roots(
     for (bi, b) in bodies.iter().enumerate() {
         by_owner.entry(b.owner).or_default().push(bi);
     }
-    let any_seed = owners.iter().any(|&f| {
-        let def = &index.fns[f];
-        def.ir.attrs.block_on_entry || mentions_block_on(def.ir.body.as_ref())
-    });
+    let any_seed = !off.bodies.is_empty()
+        || owners.iter().any(|&f| {
+            let def = &index.fns[f];
+            def.ir.attrs.block_on_entry || mentions_block_on(def.ir.body.as_ref())
+        });
     if !any_seed {
         return;
     }
@@ -303,6 +329,9 @@ pub(crate) fn mark_block_on_roots(
     // Callers of each async fn: (calling body, call position).
     let mut callers: BTreeMap<FnId, Vec<(usize, Pos)>> = BTreeMap::new();
     for (bi, b) in bodies.iter().enumerate() {
+        if off.test_support.contains(&b.owner) {
+            continue;
+        }
         for c in &b.calls {
             for e in &c.effects {
                 if let Effect::Edge { callee, .. } = e {
@@ -363,7 +392,15 @@ pub(crate) fn mark_block_on_roots(
         .filter(|f| !spawned.contains(f) && fn_body[*f].is_some_and(|b| bodies[b].root.is_some()))
         .collect();
     loop {
-        let on_thread = closure(bodies, fn_body, &by_owner, &polling_of, &entry_seeds, &fns);
+        let seeds_and_off: BTreeSet<usize> = entry_seeds.union(&off.bodies).copied().collect();
+        let on_thread = closure(
+            bodies,
+            fn_body,
+            &by_owner,
+            &polling_of,
+            &seeds_and_off,
+            &fns,
+        );
         let worker = worker_reach(bodies, fn_body, &on_thread);
         let before = (entry_seeds.len(), fns.len());
         entry_seeds.retain(|&b| {
@@ -390,8 +427,41 @@ pub(crate) fn mark_block_on_roots(
             })
         });
         if (entry_seeds.len(), fns.len()) == before {
+            // Which of them a block_on thread polls: from its entries, through the fns with a
+            // caller there (a block_on argument in sync code, or a body reached so far); a fn
+            // polled only by off-worker bodies runs on their thread, and is no root.
+            let mut main_fns = BTreeSet::new();
+            let reached = loop {
+                let reached = closure(
+                    bodies,
+                    fn_body,
+                    &by_owner,
+                    &polling_of,
+                    &entry_seeds,
+                    &main_fns,
+                );
+                let next: BTreeSet<FnId> = fns
+                    .iter()
+                    .copied()
+                    .filter(|f| {
+                        callers[f].iter().any(|&(b, pos)| {
+                            reached.contains(&b)
+                                || polling_of
+                                    .get(&bodies[b].owner)
+                                    .is_some_and(|p| p.block_on_calls.contains_key(&pos))
+                        })
+                    })
+                    .collect();
+                if next == main_fns {
+                    break reached;
+                }
+                main_fns = next;
+            };
             for b in on_thread {
-                bodies[b].root = Some(RootKind::BlockOnThread);
+                if off.bodies.contains(&b) {
+                    continue;
+                }
+                bodies[b].root = reached.contains(&b).then_some(RootKind::BlockOnThread);
             }
             return;
         }
@@ -663,6 +733,53 @@ mod tests {
                 b(9, "block_on thread"),
                 w(10, "async fn"),
             ]
+        );
+    }
+
+    /// lemmy's `build_db_pool`: awaited by `main` (through `start_server`) and by the test helper
+    /// `build_db_pool_for_tests`, which holds no root (`roots::is_test_support`): its call decides
+    /// nothing, so the pool is built on the block_on thread, although `init_test_context` (a
+    /// root of its own, named like production code) awaits the test helper. An ordinary async fn
+    /// awaiting `connect` (`reconnect`) keeps `connect` a worker root.
+    #[test]
+    fn calls_from_test_support_do_not_decide_where_an_async_fn_runs() {
+        let src = "#[tokio::main]\n\
+                   async fn main() { start_server().await; }\n\
+                   async fn start_server() { build_db_pool().await; connect().await; }\n\
+                   pub async fn build_db_pool() { std::fs::read(\"schema\"); }\n\
+                   pub async fn build_db_pool_for_tests() { build_db_pool().await; }\n\
+                   pub async fn connect() { std::fs::read(\"c\"); }\n\
+                   pub async fn reconnect() { connect().await; }\n\
+                   pub async fn init_test_context() { build_db_pool_for_tests().await; }\n";
+        assert_eq!(
+            kinds(src),
+            [
+                (4, "block_on".to_string(), "block_on thread".to_string()),
+                (6, "worker".to_string(), "async fn".to_string()),
+            ]
+        );
+    }
+
+    /// pingap's `new_access_logger` (and deno's web workers): a thread with its own runtime
+    /// awaits `new_async_logger` in the async block it drives, which is no root; what only such
+    /// bodies poll runs on that thread too, and is no root either, through awaited fns. An async
+    /// fn a worker root also awaits (`shared`, from `handler`) stays a worker root.
+    #[test]
+    fn async_fns_polled_only_by_bodies_on_their_own_thread_are_not_roots() {
+        let src = "pub fn new_access_logger(path: String) {\n\
+                   std::thread::spawn(move || {\n\
+                   let rt = tokio::runtime::Runtime::new().unwrap();\n\
+                   let send = async move { new_async_logger(&path).await; shared().await; };\n\
+                   rt.block_on(send);\n\
+                   });\n\
+                   }\n\
+                   async fn new_async_logger(_p: &str) { std::fs::create_dir_all(\"logs\"); inner().await; }\n\
+                   async fn inner() { std::fs::read(\"i\"); }\n\
+                   async fn shared() { std::fs::read(\"s\"); }\n\
+                   pub async fn handler() { shared().await; }\n";
+        assert_eq!(
+            kinds(src),
+            [(10, "worker".to_string(), "async fn".to_string())]
         );
     }
 }
