@@ -225,6 +225,25 @@ pub fn write(dir: &Path, key: &str, load: &UnitLoad) {
     }
 }
 
+/// Removes all but the `keep` most recently written files of `dir` whose names start with
+/// `prefix` (whole-run entries: reports, `cargo metadata` outputs). Their keys change with every
+/// new build of the tool or option set, and each can be megabytes (deno's report: 17 MiB), so
+/// without this every upgrade would leave one behind for good. Failures are ignored.
+pub fn keep_newest(dir: &Path, prefix: &str, keep: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut found: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().starts_with(prefix))
+        .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+        .collect();
+    found.sort_by(|a, b| b.cmp(a));
+    for (_, old) in found.into_iter().skip(keep) {
+        let _ = std::fs::remove_file(old);
+    }
+}
+
 /// Loads a unit through the cache when it has a key and a cache directory is set.
 pub fn load_unit(ws: &Workspace, unit: usize, stats: &std::sync::Mutex<CacheStats>) -> UnitLoad {
     let Some(dir) = ws.cache_dir.as_deref() else {
@@ -377,6 +396,36 @@ mod tests {
         assert_ne!(key(&ws, &windows), base);
         assert_ne!(key_for_version(&ws, unit, "999.0.0"), base);
         assert_eq!(key(&ws, unit), base, "keys are stable");
+    }
+
+    #[test]
+    fn only_the_newest_whole_run_entries_are_kept() {
+        let dir = std::env::temp_dir().join(format!("nonblock-keep-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        for (i, name) in ["report-a.json", "report-b.json", "report-c.json"]
+            .iter()
+            .enumerate()
+        {
+            std::fs::write(dir.join(name), "").unwrap();
+            let t =
+                std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1000 + i as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(dir.join(name))
+                .unwrap()
+                .set_modified(t)
+                .unwrap();
+        }
+        std::fs::write(dir.join("unit.bin"), "").unwrap();
+        keep_newest(&dir, "report-", 2);
+        let mut left: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["report-b.json", "report-c.json", "unit.bin"]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -109,6 +109,7 @@ impl Slot {
         if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, &self.path).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
+        crate::cache::keep_newest(dir, "metadata-", 4);
     }
 }
 

@@ -164,7 +164,12 @@ fn write(path: &Path, inputs: Vec<Input>, report: &Report) {
     if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
+    crate::cache::keep_newest(dir, "report-", KEEP_REPORTS);
 }
+
+/// Reports kept per cache directory: a few option sets (`-p`, features) used in turn each keep
+/// theirs, and an upgrade does not leave its predecessor's behind for good.
+const KEEP_REPORTS: usize = 4;
 
 #[cfg(test)]
 mod tests {
