@@ -145,7 +145,7 @@ pub fn expr_waits(e: &IrExpr) -> bool {
             matches!(name, Some("select" | "join" | "try_join")) || exprs.iter().any(expr_waits)
         }
         IrExpr::StructLit(_, exprs) | IrExpr::Other(exprs) => exprs.iter().any(expr_waits),
-        IrExpr::Path(..) | IrExpr::Str | IrExpr::SocketAddrStr => false,
+        IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,
     }
 }
 

@@ -791,10 +791,13 @@ fn flatten(cx: &Flatten, c: &CallSite, init: bool, out: &mut Vec<EffectiveCall>)
     let mut effects = Vec::new();
     for t in c.targets.iter().filter(|_| !init_call) {
         if let Some(e) = effect(index, rules, leaves, t, in_member) {
-            // A lock with a short critical section, or a name lookup given an IP address.
-            if api_of(rules, &e)
-                .is_some_and(|a| (a.guard && c.hold == Hold::Short) || (a.dns_only && c.addr_is_ip))
-            {
+            // A lock with a short critical section, a name lookup given an IP address, or a call
+            // given a short fixed literal (a small regex).
+            if api_of(rules, &e).is_some_and(|a| {
+                (a.guard && c.hold == Hold::Short)
+                    || (a.dns_only && c.addr_is_ip)
+                    || c.str_arg.is_some_and(|s| a.exempts_literal(&s))
+            }) {
                 continue;
             }
             let e = if init { mark_init(e) } else { e };

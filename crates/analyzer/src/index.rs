@@ -608,6 +608,18 @@ impl Index {
                 (Ty::Adt(TyCon::External(p), _), Some(TraitRef::Local(_))) => {
                     self.external_impls.entry(p.clone()).or_default().push(iid)
                 }
+                // Extension traits on `str` and slices, under the names method lookup gives
+                // them (`str::len`, `slice::len`).
+                (Ty::Str, Some(TraitRef::Local(_))) => self
+                    .external_impls
+                    .entry("str".into())
+                    .or_default()
+                    .push(iid),
+                (Ty::Slice(_), Some(TraitRef::Local(_))) => self
+                    .external_impls
+                    .entry("slice".into())
+                    .or_default()
+                    .push(iid),
                 _ => {}
             }
             if let Some(TraitRef::Local(t)) = &trait_ref {
@@ -990,7 +1002,12 @@ impl Index {
                         _ => {}
                     }
                 }
-                Ty::Unknown
+                // Primitive types come last, as in rustc (an item named `u8` shadows them):
+                // external, by their own name (`u64::checked_add`).
+                match p.single() {
+                    Some(name) if crate::ty::is_primitive(name) => Ty::external(name, Vec::new()),
+                    _ => Ty::Unknown,
+                }
             }
             _ => Ty::Unknown,
         }

@@ -22,6 +22,10 @@ pub use thin_vec::{thin_vec, ThinVec};
 pub type Name = ustr::Ustr;
 
 /// Interns `s` ([`Name`]).
+/// The longest string literal whose text the IR keeps ([`IrExpr::Str`]); longer ones are kept
+/// as "a string literal" only. Interned like other names, so the same text costs one copy.
+pub const STR_TEXT_MAX: usize = 128;
+
 pub fn name(s: &str) -> Name {
     ustr::ustr(s)
 }
@@ -237,7 +241,10 @@ pub enum IrExpr {
     Loop(ThinVec<IrExpr>),
     StructLit(IrPath, ThinVec<IrExpr>),
     Cast(Box<IrExpr>, Box<IrType>),
-    Str,
+    /// A string literal, with its text when it is at most [`STR_TEXT_MAX`] bytes long: a rule
+    /// may exempt calls given a short fixed argument (`small_literal_bytes`, `rules/cpu.toml`'s
+    /// regex-compile).
+    Str(Option<Name>),
     /// A string literal that parses as a `std::net::SocketAddr` (`"127.0.0.1:8080"`): handed to
     /// `bind` or `to_socket_addrs` it resolves no name (see the rules' `dns_only_apis`).
     SocketAddrStr,
@@ -300,7 +307,7 @@ impl IrExpr {
             | IrExpr::Other(xs)
             | IrExpr::Loop(xs)
             | IrExpr::Macro { exprs: xs, .. } => xs.iter().any(|x| x.any(pred)),
-            IrExpr::Path(..) | IrExpr::Str | IrExpr::SocketAddrStr => false,
+            IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,
         }
     }
 }

@@ -847,10 +847,13 @@ impl<'a> Lowerer<'a> {
                 lit: syn::Lit::Str(s),
                 ..
             }) => {
-                if s.value().parse::<std::net::SocketAddr>().is_ok() {
+                let value = s.value();
+                if value.parse::<std::net::SocketAddr>().is_ok() {
                     IrExpr::SocketAddrStr
                 } else {
-                    IrExpr::Str
+                    IrExpr::Str(
+                        (value.len() <= crate::ir::STR_TEXT_MAX).then(|| crate::ir::name(&value)),
+                    )
                 }
             }
             E::Macro(m) => self.lower_macro(&m.mac),

@@ -25,6 +25,15 @@
 //! - the memoised calls: every call (and fn item handed over as a value) in the store's value,
 //!   and every call in the initialiser of a local (`let regex = ..;`) that the stored value names.
 //!
+//! A *keyed cache* in a concurrent map held directly in a static (`DashMap`, `papaya`,
+//! `scc::HashMap`: no lock guard) is recognised by its shape: the function looks the key up in
+//! the static and returns early on a hit (`if let Some(v) = CACHE.get(k) { return .. }`, `if
+//! CACHE.contains_key(k) { return .. }`), and later inserts into the same static
+//! (`CACHE.insert(k, value)`). The value built between them is the cache's cold path
+//! (vaultwarden's `operator_for_path`, which creates the storage directory once per path). A
+//! static inserted into without such a lookup first (a registry of handlers, a list of seen
+//! ids) is not a cache: every call stores.
+//!
 //! chrono's `TZ_INFO.with(|c| c.borrow_mut().get_or_insert_with(Cache::default))` is the common
 //! case: the time-zone file is read once per thread, not on every `Local::now()`.
 //!
@@ -68,6 +77,9 @@ struct Scan<'a> {
     stored: Vec<&'a syn::Expr>,
     /// Closure parameters that stand for a thread-local static (`STATIC.with(|alias| ..)`).
     aliases: BTreeSet<String>,
+    /// Statics (by last path segment) looked up by an `if` that returns on a hit, so far: a
+    /// later insert into one of them fills a keyed cache.
+    looked_up: BTreeSet<String>,
 }
 
 impl<'a> Visit<'a> for Scan<'a> {
@@ -111,12 +123,29 @@ impl<'a> Visit<'a> for Scan<'a> {
                 | "or_insert"
                 | "or_insert_with"
         );
-        if stores && self.is_cache(&m.receiver) {
+        let keyed = m.method == "insert"
+            && static_name(&m.receiver, &self.aliases).is_some_and(|s| self.looked_up.contains(&s));
+        if stores && (keyed || self.is_cache(&m.receiver)) {
             if let Some(value) = m.args.last() {
                 self.stored.push(value);
             }
         }
         syn::visit::visit_expr_method_call(self, m);
+    }
+
+    fn visit_expr_if(&mut self, i: &'a syn::ExprIf) {
+        // `if let Some(v) = CACHE.get(k) { return .. }` / `if CACHE.contains_key(k) { return }`:
+        // the hit returns, so what follows runs on a miss.
+        let mut returns = Returns(false);
+        returns.visit_block(&i.then_branch);
+        if returns.0 {
+            let mut lookups = Lookups {
+                aliases: &self.aliases,
+                out: &mut self.looked_up,
+            };
+            lookups.visit_expr(&i.cond);
+        }
+        syn::visit::visit_expr_if(self, i);
     }
 
     // A closure's or nested item's body is another function's business.
@@ -147,6 +176,50 @@ impl Scan<'_> {
             other => is_static_guard(other, &self.aliases),
         }
     }
+}
+
+/// The static `e` names directly (no lock guard: a concurrent map), by its last path segment.
+fn static_name(e: &syn::Expr, aliases: &BTreeSet<String>) -> Option<String> {
+    let e = strip_adapters(e);
+    let syn::Expr::Path(p) = e else {
+        return None;
+    };
+    if !is_static_path(e, aliases) {
+        return None;
+    }
+    p.path.segments.last().map(|s| s.ident.to_string())
+}
+
+/// The statics a condition looks a key up in (`get`, `contains_key`, `get_mut`).
+struct Lookups<'s> {
+    aliases: &'s BTreeSet<String>,
+    out: &'s mut BTreeSet<String>,
+}
+
+impl<'a> Visit<'a> for Lookups<'_> {
+    fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
+        if matches!(
+            m.method.to_string().as_str(),
+            "get" | "contains_key" | "get_mut"
+        ) {
+            if let Some(name) = static_name(&m.receiver, self.aliases) {
+                self.out.insert(name);
+            }
+        }
+        syn::visit::visit_expr_method_call(self, m);
+    }
+}
+
+/// Whether a block returns (`return`, outside closures and nested items).
+struct Returns(bool);
+
+impl<'a> Visit<'a> for Returns {
+    fn visit_expr_return(&mut self, _: &'a syn::ExprReturn) {
+        self.0 = true;
+    }
+    fn visit_expr_closure(&mut self, _: &'a syn::ExprClosure) {}
+    fn visit_expr_async(&mut self, _: &'a syn::ExprAsync) {}
+    fn visit_item(&mut self, _: &'a syn::Item) {}
 }
 
 /// `STATIC.lock()` (and friends), through `unwrap`, `expect`, `?` and `.await`.
@@ -362,5 +435,72 @@ mod tests {
         let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
         // Only the local Mutex's store is per call: in_place and into_map store into statics.
         assert_eq!(lines, [20], "{:?}", findings(src, false));
+    }
+
+    /// vaultwarden's `operator_for_path`: a per-path cache in a static concurrent map (no lock
+    /// guard). A lookup that returns on a hit, then an insert into the same static: the build
+    /// between them runs once per key. A registry (insert without a lookup), a lookup whose hit
+    /// does not return, and a local map are per call.
+    #[test]
+    fn a_keyed_cache_in_a_static_map_is_built_on_the_cold_path() {
+        let src = "struct Map;\n\
+                   impl Map {\n\
+                   \x20   fn get(&self, _k: &str) -> Option<u8> { None }\n\
+                   \x20   fn contains_key(&self, _k: &str) -> bool { false }\n\
+                   \x20   fn insert(&self, _k: String, _v: u8) {}\n\
+                   }\n\
+                   static REGISTRY: Map = Map;\n\
+                   static SEEN: Map = Map;\n\
+                   fn operator_for_path(path: &str) -> u8 {\n\
+                   \x20   static OPERATORS: Map = Map;\n\
+                   \x20   if let Some(op) = OPERATORS.get(path) { return op; }\n\
+                   \x20   let op = { std::fs::create_dir_all(path).unwrap(); 1 };\n\
+                   \x20   OPERATORS.insert(path.to_owned(), op);\n\
+                   \x20   op\n\
+                   }\n\
+                   fn checked(path: &str) {\n\
+                   \x20   static DONE: Map = Map;\n\
+                   \x20   if DONE.contains_key(path) { return; }\n\
+                   \x20   let v = std::fs::read(path).unwrap().len() as u8;\n\
+                   \x20   DONE.insert(path.to_owned(), v);\n\
+                   }\n\
+                   fn register(path: &str) {\n\
+                   \x20   let v = std::fs::read(path).unwrap().len() as u8;\n\
+                   \x20   REGISTRY.insert(path.to_owned(), v);\n\
+                   }\n\
+                   fn no_return(path: &str) {\n\
+                   \x20   if let Some(_) = SEEN.get(path) { println!(\"again\"); }\n\
+                   \x20   let v = std::fs::read(path).unwrap().len() as u8;\n\
+                   \x20   SEEN.insert(path.to_owned(), v);\n\
+                   }\n\
+                   fn local(path: &str) -> u8 {\n\
+                   \x20   let map = Map;\n\
+                   \x20   if let Some(op) = map.get(path) { return op; }\n\
+                   \x20   let op = std::fs::read(path).unwrap().len() as u8;\n\
+                   \x20   map.insert(path.to_owned(), op);\n\
+                   \x20   op\n\
+                   }\n\
+                   async fn handler() {\n\
+                   \x20   operator_for_path(\"a\");\n\
+                   \x20   checked(\"b\");\n\
+                   \x20   register(\"c\");\n\
+                   \x20   no_return(\"d\");\n\
+                   \x20   local(\"e\");\n\
+                   }\n";
+        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
+        assert_eq!(lines, [41, 42, 43], "{:?}", findings(src, false));
+        let with_init = findings(src, true);
+        assert!(
+            with_init.contains(&(
+                39,
+                "std::fs::create_dir_all".to_string(),
+                "init".to_string()
+            )),
+            "{with_init:?}"
+        );
+        assert!(
+            with_init.contains(&(40, "std::fs::read".to_string(), "init".to_string())),
+            "{with_init:?}"
+        );
     }
 }

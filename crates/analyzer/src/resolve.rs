@@ -119,6 +119,9 @@ pub struct CallSite {
     /// `IP:port` string literal or a `SocketAddr` value. The rules' `dns_only_apis` then wait
     /// for nothing.
     pub addr_is_ip: bool,
+    /// The first argument is a string literal short enough for the IR to keep its text
+    /// ([`crate::ir::STR_TEXT_MAX`]): a rule's `small_literal_bytes` may exempt the call.
+    pub str_arg: Option<crate::ir::Name>,
     /// Index in the call list where this call's argument calls start (they run up to the call
     /// itself): what a task spawner's argument builds (`graph::detach_spawned`).
     pub args_from: usize,
@@ -319,6 +322,7 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
         closures: Vec::new(),
         macro_closure_body: None,
         closure_depth: 0,
+        closure_ret: Ty::Unknown,
     };
     let _ = trait_self;
     if def.ir.sig.has_self {
@@ -408,6 +412,9 @@ struct Walker<'i> {
     /// Expansions left for this function: a bound on work for macro-heavy code.
     macro_budget: usize,
     closures: Vec<StoredClosure>,
+    /// The value type of the sync closure walked last (its body's type): what `opt.map(|x| ..)`
+    /// wraps.
+    closure_ret: Ty,
 }
 
 /// What [`Walker::in_scope`] keeps when no candidate's trait is in scope.
@@ -511,7 +518,7 @@ impl Walker<'_> {
         self.scopes.push(BTreeMap::new());
         self.bind_closure_params(params, first);
         self.closure_depth += 1;
-        self.walk(body);
+        let ret = self.walk(body);
         self.closure_depth -= 1;
         self.pop_scope();
         // An expression body is one statement; a block body was classified by `walk_block`.
@@ -521,6 +528,7 @@ impl Walker<'_> {
             Hold::of_temporary(critical::expr_waits(body)),
         );
         let calls = std::mem::replace(&mut self.sink, outer);
+        self.closure_ret = ret;
         (calls, first_body..self.extra_bodies.len() + 1)
     }
 
@@ -631,6 +639,9 @@ impl Walker<'_> {
                 if args.first().is_some_and(|a| self.is_ip_address(a)) {
                     self.mark_addr_is_ip(first_call, *pos);
                 }
+                if let Some(IrExpr::Str(Some(text))) = args.first() {
+                    self.mark_str_arg(first_call, *pos, *text);
+                }
                 ty
             }
             IrExpr::MethodCall {
@@ -655,6 +666,9 @@ impl Walker<'_> {
                     || args.first().is_some_and(|a| self.is_ip_address(a))
                 {
                     self.mark_addr_is_ip(first_call, *pos);
+                }
+                if let Some(IrExpr::Str(Some(text))) = args.first() {
+                    self.mark_str_arg(first_call, *pos, *text);
                 }
                 ty
             }
@@ -724,10 +738,12 @@ impl Walker<'_> {
                 self.walk(cond);
                 let t = self.walk_block(then);
                 self.scopes.pop();
-                if let Some(o) = otherwise {
-                    self.walk(o);
+                let o = otherwise.as_ref().map(|o| self.walk(o));
+                // Both branches have one type; a diverging or untyped branch says nothing.
+                match o {
+                    Some(o) if t.is_unknown() => o,
+                    _ => t,
                 }
-                t
             }
             IrExpr::Let(pat, init) => {
                 let t = self.walk(init);
@@ -736,11 +752,17 @@ impl Walker<'_> {
             }
             IrExpr::Match { scrutinee, arms } => {
                 let t = self.walk(scrutinee);
+                // Every arm has the match's type: the first arm typed gives it (a diverging
+                // arm, `return`/`panic!`/`continue`, is untyped).
+                let mut value = Ty::Unknown;
                 for (pat, body) in arms {
                     self.scopes.push(BTreeMap::new());
                     self.bind_pat(pat, t.clone());
                     let first_call = self.sink.len();
-                    self.walk(body);
+                    let arm = self.walk(body);
+                    if value.is_unknown() {
+                        value = arm;
+                    }
                     self.scopes.pop();
                     // An arm's body is a temporary scope of its own: a guard taken there is
                     // dropped when the arm ends, whatever the rest of the `match` awaits. A guard
@@ -749,7 +771,7 @@ impl Walker<'_> {
                     let kept = critical::value_call(body).map(|p| (self.pos(p), Hold::Long));
                     decide_hold(&mut self.sink[first_call..], kept, statement);
                 }
-                Ty::Unknown
+                value
             }
             IrExpr::For {
                 pat,
@@ -775,7 +797,7 @@ impl Walker<'_> {
                 self.walk(inner);
                 self.resolve_ty(t)
             }
-            IrExpr::Str | IrExpr::SocketAddrStr => Ty::Ref(Box::new(Ty::Str)),
+            IrExpr::Str(_) | IrExpr::SocketAddrStr => Ty::Ref(Box::new(Ty::Str)),
             IrExpr::Macro {
                 exprs,
                 pos,
@@ -885,9 +907,14 @@ impl Walker<'_> {
                     .push(BTreeMap::from([(METAVAR_PLACEHOLDER.to_string(), local)]));
                 bound_metavar = true;
             }
-        } else {
-            for e in exprs {
-                self.walk(e);
+        }
+        let mut first_ty = Ty::Unknown;
+        if !into_closure {
+            for (i, e) in exprs.iter().enumerate() {
+                let t = self.walk(e);
+                if i == 0 {
+                    first_ty = t;
+                }
             }
         }
         if let Some(m) = expansion {
@@ -922,7 +949,10 @@ impl Walker<'_> {
                 }
             }
         }
-        Ty::Unknown
+        if expansion.is_some() {
+            return Ty::Unknown;
+        }
+        std_macro_type(path, first_ty)
     }
 
     /// Walks call arguments: sync closures are collected separately, the rest inline.
@@ -1110,6 +1140,7 @@ impl Walker<'_> {
             param_args: Vec::new(),
             hold: Hold::Unknown,
             addr_is_ip: false,
+            str_arg: None,
             args_from: 0,
         })
     }
@@ -1129,6 +1160,7 @@ impl Walker<'_> {
             param_args,
             hold: Hold::Unknown,
             addr_is_ip: false,
+            str_arg: None,
             args_from: self.sink.len(),
         });
     }
@@ -1143,6 +1175,19 @@ impl Walker<'_> {
             .find(|c| c.pos == pos)
         {
             c.addr_is_ip = true;
+        }
+    }
+
+    /// Records on the call at `pos` pushed since `first_call` the short string literal written
+    /// as its first argument (`Regex::new("^[a-z]+$")`).
+    fn mark_str_arg(&mut self, first_call: usize, pos: Pos, text: crate::ir::Name) {
+        let pos = self.pos(pos);
+        if let Some(c) = self.sink[first_call..]
+            .iter_mut()
+            .rev()
+            .find(|c| c.pos == pos)
+        {
+            c.str_arg = Some(text);
         }
     }
 
@@ -1383,7 +1428,27 @@ impl Walker<'_> {
         let recv_peeled = recv.peel_refs().clone();
         let item = adapter_item(&recv_peeled, method);
         let args_start = self.sink.len();
+        self.closure_ret = Ty::Unknown;
         let (arg_types, closures, params) = self.walk_args_with(args, item.as_ref());
+        // The one closure argument's value type: what `map`-like adapters wrap.
+        let closure_ret = match (args, closures.as_slice()) {
+            ([IrExpr::Closure { .. }], [_]) => {
+                std::mem::replace(&mut self.closure_ret, Ty::Unknown)
+            }
+            _ => Ty::Unknown,
+        };
+        if let Some(t) = mapped_result(&recv_peeled, method, &closure_ret) {
+            if recv_peeled.external_path() == Some("std::slice::Iter") {
+                let target =
+                    Target::External(format!("std::iter::Iterator::{method}"), Confidence::High);
+                self.push_call(pos, vec![target], closures, params);
+            } else {
+                let (targets, _) = self.method_lookup(&recv, method);
+                self.push_call(pos, targets, closures, params);
+                self.set_args_from(args_start);
+            }
+            return t;
+        }
         if let Some(t) = iterator_result(&recv_peeled, method) {
             if !closures.is_empty() || !params.is_empty() {
                 let target =
@@ -1416,7 +1481,8 @@ impl Walker<'_> {
                 };
             }
         }
-        let (targets, level) = if recv.is_unknown() {
+        // `(&x).m()` with `x` untyped: the receiver is as unknown as `x`.
+        let (targets, level) = if recv.peel_refs().is_unknown() {
             (
                 vec![Target::UnknownMethod(method.to_string(), args.len())],
                 recv.clone(),
@@ -1466,7 +1532,13 @@ impl Walker<'_> {
                         return (found, peeled);
                     }
                 }
-                Ty::Adt(TyCon::External(p), _) => {
+                // `str` and slices are std types too, named `str::len`, `slice::len`.
+                Ty::Adt(TyCon::External(_), _) | Ty::Str | Ty::Slice(_) => {
+                    let p = match &peeled {
+                        Ty::Adt(TyCon::External(p), _) => p.as_str(),
+                        Ty::Str => "str",
+                        _ => "slice",
+                    };
                     let cand = format!("{p}::{method}");
                     if self.rules.match_path(&cand).is_some()
                         || self.rules.is_boundary(&cand)
@@ -1478,24 +1550,45 @@ impl Walker<'_> {
                     // or by a blanket impl, when in scope at the call.
                     let mut explicit = Vec::new();
                     for &iid in self.index.external_impls.get(p).into_iter().flatten() {
+                        // `impl Ext for [u8]` is no method of a `[String]`.
+                        if let (Ty::Slice(have), Ty::Slice(want)) =
+                            (&peeled, &self.index.impls[iid].self_ty)
+                        {
+                            if !may_be_same(have, want) {
+                                continue;
+                            }
+                        }
                         self.impl_method(iid, method, &mut explicit);
                     }
                     // No fallback for std types: their methods mostly come from std's own traits,
                     // which the index does not see, so an out-of-scope impl of the graph is not
                     // the answer (opentelemetry's `String::hash` is not garage's `PartitionKey`).
-                    let blanket = self.blanket_methods(Implementor::External(p), method);
+                    // Primitives, `str` and slices meet a blanket impl's bounds on the graph's
+                    // traits only by explicit impls: "the trait has some blanket impl" would let
+                    // `n.eq(&m)` on an `i32` reach diesel's `ExpressionMethods::eq`.
+                    let blanket = if matches!(p, "str" | "slice") || crate::ty::is_primitive(p) {
+                        let mut out = Vec::new();
+                        for &iid in self
+                            .index
+                            .blanket_by_method
+                            .get(method)
+                            .into_iter()
+                            .flatten()
+                        {
+                            if self.bounds_explicitly_met(iid, p) {
+                                self.impl_method(iid, method, &mut out);
+                            }
+                        }
+                        out
+                    } else {
+                        self.blanket_methods(Implementor::External(p), method)
+                    };
                     let ext = self.in_scope(explicit, blanket, Fallback::None);
                     if !ext.is_empty() {
                         return (ext, peeled);
                     }
                     if first_external.is_none() {
                         first_external = Some((cand, peeled.clone()));
-                    }
-                }
-                Ty::Str => {
-                    let cand = format!("str::{method}");
-                    if self.rules.match_path(&cand).is_some() {
-                        return (vec![Target::External(cand, Confidence::High)], peeled);
                     }
                 }
                 Ty::Param { bounds, .. } | Ty::Dyn(bounds) => {
@@ -1630,6 +1723,23 @@ impl Walker<'_> {
             .iter()
             .any(|iid| self.index.impls[*iid].trait_ref == Some(TraitRef::Local(tr)))
             || self.has_blanket_impl(tr)
+    }
+
+    /// Whether blanket impl `iid` has every bound on a trait of the graph implemented
+    /// explicitly by the std type `p` (bounds on std's traits are assumed to hold).
+    fn bounds_explicitly_met(&self, iid: usize, p: &str) -> bool {
+        let Ty::Param { bounds, .. } = &self.index.impls[iid].self_ty else {
+            return false;
+        };
+        let explicit = self.index.external_impls.get(p);
+        bounds.iter().all(|b| match b {
+            TraitRef::Local(bt) => explicit.is_some_and(|impls| {
+                impls
+                    .iter()
+                    .any(|i| self.index.impls[*i].trait_ref == Some(TraitRef::Local(*bt)))
+            }),
+            TraitRef::External(_) => true,
+        })
     }
 
     fn has_blanket_impl(&self, tr: usize) -> bool {
@@ -2057,6 +2167,68 @@ impl Walker<'_> {
             ));
         }
         None
+    }
+}
+
+/// What a closure-taking adapter returns given the closure's value type `ret`:
+/// `Option<T>::map(f)` → `Option<R>`, `Result<T, E>::map(f)` → `Result<R, E>`, `and_then(f)` →
+/// `R` (an `Option`/`Result` already), an iterator's `map(f)` → an iterator of `R` and its
+/// `filter_map(f)` of `R`'s payload. `None` when `ret` is unknown or the method is none of these.
+fn mapped_result(recv: &Ty, method: &str, ret: &Ty) -> Option<Ty> {
+    if ret.is_unknown() {
+        return None;
+    }
+    let Ty::Adt(TyCon::External(p), args) = recv else {
+        return None;
+    };
+    let option = p == "std::option::Option";
+    let result = p == "std::result::Result" || p.ends_with("::Result");
+    let ret_path = ret.external_path();
+    let ret_wraps = ret_path.is_some_and(|r| {
+        r == "std::option::Option" || r == "std::result::Result" || r.ends_with("::Result")
+    });
+    match method {
+        "map" if option => Some(Ty::external(p.as_str(), vec![ret.clone()])),
+        "map" if result => {
+            let mut a = args.clone();
+            match a.first_mut() {
+                Some(first) => *first = ret.clone(),
+                None => a.push(ret.clone()),
+            }
+            Some(Ty::external(p.as_str(), a))
+        }
+        "and_then" if (option || result) && ret_wraps => Some(ret.clone()),
+        "map" if p == "std::slice::Iter" => Some(Ty::external(p.as_str(), vec![ret.clone()])),
+        "filter_map" if p == "std::slice::Iter" && ret_path == Some("std::option::Option") => {
+            Some(Ty::external(p.as_str(), ret.type_args().to_vec()))
+        }
+        _ => None,
+    }
+}
+
+/// Whether two types may be the same, judged by their outer constructor (unknown types and
+/// generic parameters may be anything).
+fn may_be_same(a: &Ty, b: &Ty) -> bool {
+    match (a, b) {
+        (Ty::Unknown | Ty::Param { .. }, _) | (_, Ty::Unknown | Ty::Param { .. }) => true,
+        (Ty::Adt(x, _), Ty::Adt(y, _)) => x == y,
+        (Ty::Ref(x), Ty::Ref(y)) | (Ty::Slice(x), Ty::Slice(y)) => may_be_same(x, y),
+        _ => std::mem::discriminant(a) == std::mem::discriminant(b),
+    }
+}
+
+/// The value of a std macro that the analysed graph does not define: `vec![a, b]` is a
+/// `Vec` of the first element's type, `format!(..)` a `String`; any other is unknown.
+fn std_macro_type(path: &IrPath, first: Ty) -> Ty {
+    let names = path.names();
+    let name = match names.as_slice() {
+        [name] | ["std" | "alloc", name] => *name,
+        _ => return Ty::Unknown,
+    };
+    match name {
+        "vec" => Ty::external("std::vec::Vec", vec![first]),
+        "format" => Ty::external("std::string::String", Vec::new()),
+        _ => Ty::Unknown,
     }
 }
 
@@ -2772,7 +2944,97 @@ mod tests {
                    n.map(|_| Secrets).map_err(|e| e).unwrap().key_store();\n\
                    Ok(())\n\
                    }\n";
-        // `Result::map` changes the payload: not modelled, so line 11 stays unresolved.
-        assert_eq!(one(src), [(8, "NB0101".into()), (9, "NB0101".into())]);
+        // `Result::map` changes the payload to the closure's value: line 11 reaches `key_store`.
+        assert_eq!(
+            one(src),
+            [
+                (8, "NB0101".into()),
+                (9, "NB0101".into()),
+                (11, "NB0101".into())
+            ]
+        );
+    }
+
+    /// Calls on primitives, `str` and slices are std calls (`u64::checked_add`, `str::len`,
+    /// `slice::len`), not unknown methods; an extension trait of the graph on `[u8]` is
+    /// dispatched, but never for a `[String]` receiver (sccache's and regex's slice-heavy code).
+    #[test]
+    fn primitives_strs_and_slices_are_std_receivers() {
+        let src = "pub trait Load { fn load(&self); }\n\
+                   impl Load for [u8] { fn load(&self) { let _ = std::fs::read(\"a\"); } }\n\
+                   impl Load for [String] { fn load(&self) {} }\n\
+                   pub struct Blob;\n\
+                   impl Blob { pub fn save(&self) { let _ = std::fs::read(\"b\"); } }\n\
+                   pub async fn run(b: &[u8], s: &[String], n: u64, t: &str, v: Vec<Blob>) {\n\
+                   b.load();\n\
+                   s.load();\n\
+                   let m = n.checked_add(1).unwrap().wrapping_add(2);\n\
+                   let _ = (m as usize).max(t.trim().len());\n\
+                   v.last().unwrap().save();\n\
+                   }\n";
+        let report = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(
+            sites(&report),
+            [(7, "NB0101".into()), (11, "NB0101".into())]
+        );
+        assert_eq!(report.stats.unresolved_calls, 0, "{:?}", report.stats);
+        // A user type named like a primitive shadows it, as in rustc.
+        let shadow = "#[allow(non_camel_case_types)] pub struct u64;\n\
+                      impl u64 { pub fn checked_add(&self, _: i32) { let _ = std::fs::read(\"c\"); } }\n\
+                      pub async fn run(n: u64) { n.checked_add(1); }\n";
+        assert_eq!(one(shadow), [(3, "NB0101".into())]);
+    }
+
+    /// A blanket impl of the graph applies to a primitive only when its bounds are implemented
+    /// for it explicitly: lemmy's `n.eq(&m)` on an `i32` is std's `PartialEq`, not diesel's
+    /// `impl<T: Expression> ExpressionMethods for T` (`Expression` having blanket impls itself).
+    #[test]
+    fn blanket_impls_reach_primitives_only_through_explicit_bounds() {
+        let src = "pub trait Column {}\n\
+                   pub trait Expression {}\n\
+                   impl<T: Column> Expression for T {}\n\
+                   pub trait ExprMethods { fn eq2(&self) { let _ = std::fs::read(\"x\"); } }\n\
+                   impl<T: Expression> ExprMethods for T {}\n\
+                   pub struct Id;\n\
+                   impl Column for Id {}\n\
+                   pub trait Named { fn named(&self) { let _ = std::fs::read(\"n\"); } }\n\
+                   impl<T: Column> Named for T {}\n\
+                   impl Column for u16 {}\n\
+                   pub async fn run(n: i32, c: Id, p: u16) {\n\
+                   n.eq2();\n\
+                   c.eq2();\n\
+                   p.named();\n\
+                   }\n";
+        assert_eq!(one(src), [(13, "NB0101".into()), (14, "NB0101".into())]);
+    }
+
+    /// `match`/`if` values take the first typed arm's type, `vec![..]` is a `Vec` of its
+    /// elements, and `Option::map`/`and_then` wrap their closure's value; a diverging arm or a
+    /// closure of another type must not lend its type.
+    #[test]
+    fn match_values_vec_macros_and_mapped_options_are_typed() {
+        let src = "pub struct Db;\n\
+                   impl Db { pub fn query(&self) { let _ = std::fs::read(\"q\"); } }\n\
+                   pub struct Cache;\n\
+                   impl Cache { pub fn query(&self) {} }\n\
+                   pub async fn run(flag: bool, o: Option<u8>) {\n\
+                   let a = match flag { true => Db, false => return };\n\
+                   a.query();\n\
+                   let b = if flag { panic!() } else { Cache };\n\
+                   b.query();\n\
+                   let v = vec![Db];\n\
+                   v[0].query();\n\
+                   v.first().unwrap().query();\n\
+                   o.map(|_| Cache).unwrap().query();\n\
+                   o.and_then(|_| Some(Db)).unwrap().query();\n\
+                   }\n";
+        assert_eq!(
+            one(src),
+            [
+                (7, "NB0101".into()),
+                (12, "NB0101".into()),
+                (14, "NB0101".into())
+            ]
+        );
     }
 }

@@ -110,6 +110,15 @@ struct RawRule {
     /// `addr: SocketAddr`).
     #[serde(default)]
     dns_only_apis: Vec<String>,
+    /// A call whose first argument is a string literal of at most this many bytes, containing
+    /// none of `small_literal_unless`, is not reported: a short fixed argument makes the call
+    /// cheap (a regex pattern compiled in microseconds). At most [`crate::ir::STR_TEXT_MAX`].
+    #[serde(default)]
+    small_literal_bytes: Option<usize>,
+    /// Substrings that make even a short literal expensive (`\w`: a Unicode class compiles to a
+    /// large automaton).
+    #[serde(default)]
+    small_literal_unless: Vec<String>,
     doc: RuleDoc,
 }
 
@@ -166,6 +175,27 @@ pub struct Api {
     /// database: `alternative` is then the declaration's reason, shown as the finding's help.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub declared: bool,
+    /// The rule's `small_literal_bytes` / `small_literal_unless`: a call given a short fixed
+    /// string literal is cheap and not reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub small_literal: Option<SmallLiteral>,
+}
+
+/// A rule's threshold for cheap fixed arguments (`small_literal_bytes`, `small_literal_unless`).
+#[derive(Clone, Debug, Serialize)]
+pub struct SmallLiteral {
+    pub bytes: usize,
+    pub unless: Vec<String>,
+}
+
+impl Api {
+    /// Whether a call given the string literal `text` as its first argument is exempt: the
+    /// literal is short and names nothing that makes it expensive.
+    pub fn exempts_literal(&self, text: &str) -> bool {
+        self.small_literal.as_ref().is_some_and(|s| {
+            text.len() <= s.bytes && !s.unless.iter().any(|u| text.contains(u.as_str()))
+        })
+    }
 }
 
 #[derive(Clone, Debug, Serialize)]
@@ -333,13 +363,34 @@ impl RuleDb {
                 }
                 let guard = r.guard_apis.contains(&pattern);
                 let dns_only = r.dns_only_apis.contains(&pattern);
+                let small_literal = r.small_literal_bytes.map(|bytes| SmallLiteral {
+                    bytes,
+                    unless: r.small_literal_unless.clone(),
+                });
                 apis.push(Api {
                     pattern,
                     alternative,
                     guard,
                     dns_only,
                     declared: false,
+                    small_literal,
                 });
+            }
+            match r.small_literal_bytes {
+                Some(n) if n > crate::ir::STR_TEXT_MAX => {
+                    return Err(format!(
+                        "{}: small_literal_bytes {n} is over the {} bytes the IR keeps",
+                        r.id,
+                        crate::ir::STR_TEXT_MAX
+                    ))
+                }
+                None if !r.small_literal_unless.is_empty() => {
+                    return Err(format!(
+                        "{}: small_literal_unless without small_literal_bytes",
+                        r.id
+                    ))
+                }
+                _ => {}
             }
             for (field, list) in [
                 ("guard_apis", &r.guard_apis),
@@ -455,6 +506,7 @@ impl RuleDb {
             guard: false,
             dns_only: false,
             declared: true,
+            small_literal: None,
         });
         self.exact.insert(path.to_string(), ApiMatch { rule, api });
         if let Some(sev) = severity {
@@ -607,5 +659,43 @@ mod tests {
         assert!(db.match_fallback("to_socket_addrs", 0).is_some());
         assert!(db.match_fallback("to_socket_addrs", 1).is_none());
         assert!(db.match_fallback("read", 0).is_none());
+    }
+
+    /// NB1109's `small_literal_bytes`: a short fixed pattern is exempt unless it names a
+    /// Unicode-wide class or repeats `.`/a group; other rules exempt nothing.
+    #[test]
+    fn a_short_fixed_regex_literal_is_exempt_by_the_rule_data() {
+        let db = RuleDb::builtin();
+        let m = db.match_path("regex::Regex::new").unwrap();
+        let api = &db.rules[m.rule].apis[m.api];
+        assert!(api.exempts_literal(r"^#\$ (.*)$"));
+        assert!(api.exempts_literal(r"/volumes/[a-z0-9]{64}/_data /"));
+        assert!(
+            !api.exempts_literal(r"\w{20}"),
+            "a Unicode class is expensive"
+        );
+        assert!(!api.exempts_literal(r"\d{4}"));
+        assert!(!api.exempts_literal(r".{64}"));
+        assert!(!api.exempts_literal(&"a".repeat(65)), "over the threshold");
+        let read = db.match_path("std::fs::read").unwrap();
+        assert!(!db.rules[read.rule].apis[read.api].exempts_literal("a"));
+    }
+
+    #[test]
+    fn small_literal_fields_are_validated() {
+        let rule = |extra: &str| {
+            format!(
+                "[[rule]]\nid = \"NB9901\"\nname = \"x\"\ncategory = \"cpu\"\nseverity = \"warning\"\n\
+                 summary = \"s\"\nhelp = \"h\"\nalternative = \"a\"\napis = [\"x::y\"]\n{extra}\n\
+                 [rule.doc]\nwhat = \"w\"\nwhy = \"w\"\nexample = \"e\"\nuse_instead = \"u\"\n"
+            )
+        };
+        let runtime = "boundaries = []\nopaque = []\nsystem_ffi = []\n";
+        let load = |extra: &str| RuleDb::from_sources(&[("x.toml", &rule(extra))], runtime);
+        assert!(load("small_literal_bytes = 64").is_ok());
+        let over = load("small_literal_bytes = 129").unwrap_err();
+        assert!(over.contains("over the 128 bytes"), "{over}");
+        let stray = load("small_literal_unless = ['x']").unwrap_err();
+        assert!(stray.contains("without small_literal_bytes"), "{stray}");
     }
 }

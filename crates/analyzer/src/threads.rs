@@ -194,7 +194,7 @@ impl Scan<'_> {
                     self.expr(c, ctx, false, false);
                 }
             }
-            IrExpr::Path(..) | IrExpr::Str | IrExpr::SocketAddrStr => {}
+            IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => {}
         }
     }
 

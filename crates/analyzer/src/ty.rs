@@ -101,6 +101,118 @@ impl Ty {
     }
 }
 
+/// The primitive types other than `str` (which is [`Ty::Str`]), named as written.
+pub fn is_primitive(name: &str) -> bool {
+    is_integer(name) || matches!(name, "bool" | "char" | "f32" | "f64")
+}
+
+fn is_integer(name: &str) -> bool {
+    matches!(
+        name,
+        "u8" | "u16"
+            | "u32"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "i8"
+            | "i16"
+            | "i32"
+            | "i64"
+            | "i128"
+            | "isize"
+    )
+}
+
+/// What an inherent method of a primitive number returns, where it is the receiver's type or an
+/// `Option` of it (`n.checked_add(1)?.wrapping_mul(2)`).
+fn primitive_return(ty: &str, method: &str) -> Option<Ty> {
+    let this = Ty::external(ty, Vec::new());
+    let float = matches!(ty, "f32" | "f64");
+    if !is_integer(ty) && !float {
+        return None;
+    }
+    if is_integer(ty) && method.starts_with("checked_") && method != "checked_ilog" {
+        return Some(Ty::external("std::option::Option", vec![this]));
+    }
+    let same = method.starts_with("wrapping_")
+        || method.starts_with("saturating_")
+        || matches!(
+            method,
+            "pow" | "abs" | "min" | "max" | "clamp" | "swap_bytes" | "to_be" | "to_le"
+        )
+        || (float
+            && matches!(
+                method,
+                "floor" | "ceil" | "round" | "trunc" | "sqrt" | "powi" | "powf" | "exp" | "ln"
+            ));
+    same.then_some(this)
+}
+
+/// What common methods of std types return, from the receiver's type arguments where the
+/// result holds one (`map.get(k)` → `Option<&V>`, `v.pop()` → `Option<T>`). Only std's own
+/// types (`std::..`, `str`, slices, primitives) are answered: a dependency's type of the same
+/// method name is analysed from its source.
+fn std_method_return(type_path: &str, method: &str, recv: Option<&Ty>) -> Option<Ty> {
+    let std_type = type_path.starts_with("std::")
+        || matches!(type_path, "str" | "slice")
+        || is_primitive(type_path);
+    if !std_type {
+        return None;
+    }
+    let ext = |p: &str, args: Vec<Ty>| Ty::external(p, args);
+    let r = |t: Ty| Ty::Ref(Box::new(t));
+    let opt = |t: Ty| ext("std::option::Option", vec![t]);
+    let string = || ext("std::string::String", Vec::new());
+    let args = match recv {
+        Some(Ty::Adt(_, args)) => args.clone(),
+        Some(Ty::Slice(elem)) => vec![(**elem).clone()],
+        _ => Vec::new(),
+    };
+    let arg = |i: usize| args.get(i).cloned().unwrap_or(Ty::Unknown);
+    // Methods of this name on every std type that has them return the same type (but
+    // `fs::Metadata::len`, a file's size, is a `u64`).
+    if type_path == "std::fs::Metadata" && method == "len" {
+        return Some(ext("u64", Vec::new()));
+    }
+    match method {
+        "len" | "capacity" => return Some(ext("usize", Vec::new())),
+        "is_empty" | "is_some" | "is_none" | "is_ok" | "is_err" | "contains" | "contains_key"
+        | "starts_with" | "ends_with" | "is_absolute" | "is_relative" => {
+            return Some(ext("bool", Vec::new()))
+        }
+        "to_string" => return Some(string()),
+        _ => {}
+    }
+    let short = type_path.rsplit("::").next().unwrap_or(type_path);
+    let t = match (short, method) {
+        ("str" | "String", "trim" | "trim_start" | "trim_end" | "as_str") => r(Ty::Str),
+        ("str" | "String", "to_lowercase" | "to_uppercase" | "replace" | "repeat")
+        | ("str", "to_owned") => string(),
+        ("str" | "String", "as_bytes") => r(Ty::Slice(Box::new(ext("u8", Vec::new())))),
+        ("str" | "String", "strip_prefix" | "strip_suffix") => opt(r(Ty::Str)),
+        ("slice", "to_vec" | "to_owned") => ext("std::vec::Vec", vec![arg(0)]),
+        ("slice" | "Vec" | "VecDeque", "first" | "last") => opt(r(arg(0))),
+        ("Vec" | "VecDeque" | "BinaryHeap", "pop" | "pop_front" | "pop_back") => opt(arg(0)),
+        ("HashMap" | "BTreeMap", "get") => opt(r(arg(1))),
+        ("HashMap" | "BTreeMap", "get_mut") => opt(r(arg(1))),
+        ("HashMap" | "BTreeMap", "insert" | "remove") => opt(arg(1)),
+        ("Path" | "OsStr" | "OsString", "to_str") => opt(r(Ty::Str)),
+        ("Path", "file_name" | "extension" | "file_stem") => {
+            opt(r(ext("std::ffi::OsStr", Vec::new())))
+        }
+        ("Instant", "elapsed" | "duration_since") => ext("std::time::Duration", Vec::new()),
+        ("Duration", "as_secs") => ext("u64", Vec::new()),
+        ("Duration", "as_millis" | "as_micros" | "as_nanos") => ext("u128", Vec::new()),
+        ("AtomicUsize", "load" | "fetch_add" | "fetch_sub" | "swap") => ext("usize", Vec::new()),
+        ("AtomicU64", "load" | "fetch_add" | "fetch_sub" | "swap") => ext("u64", Vec::new()),
+        ("AtomicU32", "load" | "fetch_add" | "fetch_sub" | "swap") => ext("u32", Vec::new()),
+        ("AtomicBool", "load" | "swap") => ext("bool", Vec::new()),
+        ("Cell", "get") => arg(0),
+        _ => return None,
+    };
+    Some(t)
+}
+
 fn is_result_like(p: &str) -> bool {
     p == "std::option::Option"
         || p == "std::result::Result"
@@ -228,6 +340,12 @@ pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
     }
     let recv = receiver.map(|r| r.peel_refs());
     let (type_path, method) = callee.rsplit_once("::")?;
+    if let Some(t) = primitive_return(type_path, method) {
+        return Some(t);
+    }
+    if let Some(t) = std_method_return(type_path, method, recv) {
+        return Some(t);
+    }
     // Guards: `Mutex<T>::lock()` → `MutexGuard<T>` (wrapped in a Result the caller unwraps).
     let guard = match callee {
         "std::sync::Mutex::lock" | "std::sync::Mutex::try_lock" => Some("std::sync::MutexGuard"),
@@ -349,6 +467,45 @@ mod tests {
         let mutex = arc.deref_external().unwrap();
         let guard = external_return("std::sync::Mutex::lock", Some(&mutex)).unwrap();
         assert_eq!(guard.deref_external(), Some(file));
+    }
+
+    /// Common std methods carry their result type; a dependency's method of the same name is
+    /// not answered from this table, and `Metadata::len` is a size in bytes (`u64`).
+    #[test]
+    fn std_methods_return_from_the_receivers_type_arguments() {
+        let file = Ty::external("std::fs::File", vec![]);
+        let map = Ty::external(
+            "std::collections::HashMap",
+            vec![Ty::external("std::string::String", vec![]), file.clone()],
+        );
+        assert_eq!(
+            external_return("std::collections::HashMap::get", Some(&map)),
+            Some(Ty::external(
+                "std::option::Option",
+                vec![Ty::Ref(Box::new(file.clone()))]
+            ))
+        );
+        let v = Ty::external("std::vec::Vec", vec![file.clone()]);
+        assert_eq!(
+            external_return("std::vec::Vec::pop", Some(&v)),
+            Some(Ty::external("std::option::Option", vec![file]))
+        );
+        assert_eq!(
+            external_return("std::vec::Vec::len", Some(&v)),
+            Some(Ty::external("usize", vec![]))
+        );
+        assert_eq!(
+            external_return("std::fs::Metadata::len", None),
+            Some(Ty::external("u64", vec![]))
+        );
+        assert_eq!(external_return("bytes::Bytes::len", None), None);
+        let n = Ty::external("u32", vec![]);
+        assert_eq!(
+            external_return("u32::checked_mul", Some(&n)),
+            Some(Ty::external("std::option::Option", vec![n.clone()]))
+        );
+        assert_eq!(external_return("u32::wrapping_add", Some(&n)), Some(n));
+        assert_eq!(external_return("bool::then", None), None);
     }
 
     #[test]
