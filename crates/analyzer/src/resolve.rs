@@ -1567,19 +1567,7 @@ impl Walker<'_> {
                     // traits only by explicit impls: "the trait has some blanket impl" would let
                     // `n.eq(&m)` on an `i32` reach diesel's `ExpressionMethods::eq`.
                     let blanket = if matches!(p, "str" | "slice") || crate::ty::is_primitive(p) {
-                        let mut out = Vec::new();
-                        for &iid in self
-                            .index
-                            .blanket_by_method
-                            .get(method)
-                            .into_iter()
-                            .flatten()
-                        {
-                            if self.bounds_explicitly_met(iid, p) {
-                                self.impl_method(iid, method, &mut out);
-                            }
-                        }
-                        out
+                        self.blanket_methods_where(method, |iid| self.bounds_explicitly_met(iid, p))
                     } else {
                         self.blanket_methods(Implementor::External(p), method)
                     };
@@ -1665,6 +1653,15 @@ impl Walker<'_> {
         implementor: Implementor<'_>,
         method: &str,
     ) -> Vec<(Option<usize>, FnId)> {
+        self.blanket_methods_where(method, |iid| self.blanket_applies(iid, implementor))
+    }
+
+    /// The methods named `method` of the blanket impls that `applies` accepts.
+    fn blanket_methods_where(
+        &self,
+        method: &str,
+        applies: impl Fn(usize) -> bool,
+    ) -> Vec<(Option<usize>, FnId)> {
         let mut out = Vec::new();
         for &iid in self
             .index
@@ -1673,7 +1670,7 @@ impl Walker<'_> {
             .into_iter()
             .flatten()
         {
-            if self.blanket_applies(iid, implementor) {
+            if applies(iid) {
                 self.impl_method(iid, method, &mut out);
             }
         }
