@@ -1806,11 +1806,7 @@ impl Walker<'_> {
     }
 
     fn trait_method(&self, tr: usize, method: &str, depth: usize) -> Option<FnId> {
-        let TypeKind::Trait {
-            methods,
-            supertraits,
-        } = &self.index.types[tr].kind
-        else {
+        let TypeKind::Trait { methods, .. } = &self.index.types[tr].kind else {
             return None;
         };
         if let Some(f) = methods.get(method) {
@@ -1819,13 +1815,10 @@ impl Walker<'_> {
         if depth > 4 {
             return None;
         }
-        let module = self.index.types[tr].module;
-        supertraits
-            .iter()
-            .find_map(|s| match self.index.resolve_trait(module, s) {
-                TraitRef::Local(st) => self.trait_method(st, method, depth + 1),
-                _ => None,
-            })
+        self.index.supertraits_of(tr).iter().find_map(|s| match s {
+            TraitRef::Local(st) => self.trait_method(*st, method, depth + 1),
+            _ => None,
+        })
     }
 
     /// A call through a trait on an unknown implementor: every impl in the analysed graph.
