@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::discover::{CrateUnit, SourceKind, UnitKind, Workspace};
+use crate::discover::{CrateUnit, UnitKind, Workspace};
 use crate::index::LoadedUnit;
 use crate::inputs::Input;
 use crate::ir::IrModule;
@@ -96,10 +96,7 @@ pub fn key(ws: &Workspace, unit: &CrateUnit) -> String {
 
 /// A workspace member or path dependency: its entry is valid only with its inputs unchanged.
 pub fn is_mutable(ws: &Workspace, unit: &CrateUnit) -> bool {
-    !matches!(
-        ws.packages[unit.package].source,
-        SourceKind::Registry | SourceKind::Git
-    )
+    ws.packages[unit.package].source.is_mutable()
 }
 
 fn key_for_version(ws: &Workspace, unit: &CrateUnit, version: &str) -> String {
@@ -215,12 +212,25 @@ pub fn write(dir: &Path, key: &str, load: &UnitLoad) {
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&Sha256::digest(&payload));
     bytes.extend_from_slice(&payload);
+    write_atomically(&entry_path(dir, key), &bytes);
+}
+
+/// Writes `bytes` to `path` through a temporary file and a rename (creating the directory), so a
+/// concurrent run never reads a partial file. Failures are ignored: every cache is an
+/// optimisation, and a missing entry is a miss.
+pub fn write_atomically(path: &Path, bytes: &[u8]) {
+    let (Some(dir), Some(name)) = (path.parent(), path.file_name()) else {
+        return;
+    };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
-    let tmp = dir.join(format!("{key}.{}.tmp", std::process::id()));
-    if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, entry_path(dir, key)).is_err()
-    {
+    let tmp = dir.join(format!(
+        "{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id()
+    ));
+    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }
@@ -273,6 +283,7 @@ pub fn load_unit(ws: &Workspace, unit: usize, stats: &std::sync::Mutex<CacheStat
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::discover::SourceKind;
     use crate::testutil::{analyze_workspace_of, scratch_workspace};
 
     const LIB: &str = "pub async fn a() {\n std::fs::read(\"x\");\n}\n";

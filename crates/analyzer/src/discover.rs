@@ -23,6 +23,15 @@ pub enum SourceKind {
     Git,
 }
 
+impl SourceKind {
+    /// Workspace members and path dependencies: their files change under us, so whatever is
+    /// cached from them is checked against their contents (`crate::inputs`). Registry and git
+    /// sources are immutable for a given package id.
+    pub fn is_mutable(self) -> bool {
+        matches!(self, SourceKind::Workspace | SourceKind::Path)
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct PackageInfo {
     pub name: String,

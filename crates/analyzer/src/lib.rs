@@ -338,10 +338,7 @@ pub(crate) fn analyze_configured(
     }
     // The manifests read for library models and ignored-configuration notices.
     for p in ws.packages.iter().filter(|p| p.nonblock_metadata) {
-        if !matches!(
-            p.source,
-            discover::SourceKind::Registry | discover::SourceKind::Git
-        ) {
+        if p.source.is_mutable() {
             let manifest = p.manifest_dir.join("Cargo.toml");
             match (&mut run_inputs, std::fs::read(&manifest)) {
                 (Some(all), Ok(text)) => all.push(inputs::Input::read(&manifest, &text)),

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::discover::{CrateUnit, SourceKind, Workspace};
+use crate::discover::{CrateUnit, Workspace};
 use crate::index::LoadedUnit;
 use crate::inputs::Input;
 use crate::ir::IrModule;
@@ -183,10 +183,7 @@ fn load_unit_on_this_thread(ws: &Workspace, unit_index: usize) -> UnitLoad {
     let unit = &ws.units[unit_index];
     let package_dir = ws.packages[unit.package].manifest_dir.clone();
     let package_dir = package_dir.canonicalize().unwrap_or(package_dir);
-    let mutable = !matches!(
-        ws.packages[unit.package].source,
-        SourceKind::Registry | SourceKind::Git
-    );
+    let mutable = ws.packages[unit.package].source.is_mutable();
     let mut loader = Loader {
         ws,
         unit_index,

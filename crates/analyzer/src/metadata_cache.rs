@@ -28,11 +28,18 @@ use crate::options::Options;
 /// Bumped when the entry's layout or the choice of inputs changes.
 const FORMAT: u32 = 1;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct Entry {
     inputs: Vec<Input>,
     /// `cargo metadata`'s stdout, as printed.
     metadata: String,
+}
+
+/// [`Entry`] as written, borrowing the output (megabytes on a large workspace).
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    inputs: &'a [Input],
+    metadata: &'a str,
 }
 
 /// Where this run's entry is, if metadata can be cached for it.
@@ -88,28 +95,17 @@ impl Slot {
         let Some(inputs) = inputs(metadata, &self.cwd) else {
             return;
         };
-        let entry = Entry {
-            inputs,
-            metadata: output.to_string(),
+        let entry = EntryRef {
+            inputs: &inputs,
+            metadata: output,
         };
         let Ok(bytes) = serde_json::to_vec(&entry) else {
             return;
         };
-        let Some(dir) = self.path.parent() else {
-            return;
-        };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
+        crate::cache::write_atomically(&self.path, &bytes);
+        if let Some(dir) = self.path.parent() {
+            crate::cache::keep_newest(dir, "metadata-", 4);
         }
-        let tmp = dir.join(format!(
-            "{}.{}.tmp",
-            self.path.file_name().unwrap_or_default().to_string_lossy(),
-            std::process::id()
-        ));
-        if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, &self.path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
-        crate::cache::keep_newest(dir, "metadata-", 4);
     }
 }
 

@@ -17,7 +17,7 @@
 //! its output is byte-identical to the analysing run's, timings aside.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
@@ -34,7 +34,7 @@ use crate::suppress::Notice;
 /// Bumped when the entry's layout changes.
 const FORMAT: u32 = 1;
 
-#[derive(Serialize, Deserialize)]
+#[derive(Deserialize)]
 struct Entry {
     schema: String,
     inputs: Vec<Input>,
@@ -42,6 +42,17 @@ struct Entry {
     errors: Vec<Diagnostic>,
     notices: Vec<Notice>,
     stats: Stats,
+}
+
+/// [`Entry`] as written: borrowed from the report, so writing never copies its findings.
+#[derive(Serialize)]
+struct EntryRef<'a> {
+    schema: &'a str,
+    inputs: &'a [Input],
+    findings: &'a [Finding],
+    errors: &'a [Diagnostic],
+    notices: &'a [Notice],
+    stats: &'a Stats,
 }
 
 /// Analyses the workspace, or reuses the report of an earlier run with the same inputs.
@@ -139,32 +150,21 @@ fn write(path: &Path, inputs: Vec<Input>, report: &Report) {
     let mut stats = report.stats.clone();
     stats.seconds = 0.0;
     stats.phases.clear();
-    let entry = Entry {
-        schema: SCHEMA.to_string(),
-        inputs,
-        findings: report.findings.clone(),
-        errors: report.errors.clone(),
-        notices: report.notices.clone(),
-        stats,
+    let entry = EntryRef {
+        schema: SCHEMA,
+        inputs: &inputs,
+        findings: &report.findings,
+        errors: &report.errors,
+        notices: &report.notices,
+        stats: &stats,
     };
     let Ok(bytes) = serde_json::to_vec(&entry) else {
         return;
     };
-    let Some(dir) = path.parent() else {
-        return;
-    };
-    if std::fs::create_dir_all(dir).is_err() {
-        return;
+    crate::cache::write_atomically(path, &bytes);
+    if let Some(dir) = path.parent() {
+        crate::cache::keep_newest(dir, "report-", KEEP_REPORTS);
     }
-    let tmp: PathBuf = dir.join(format!(
-        "{}.{}.tmp",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    if std::fs::write(&tmp, &bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    crate::cache::keep_newest(dir, "report-", KEEP_REPORTS);
 }
 
 /// Reports kept per cache directory: a few option sets (`-p`, features) used in turn each keep
