@@ -59,6 +59,10 @@ pub struct EffectiveCall {
     pub effects: Vec<Effect>,
     /// How long the call's value lives ([`crate::critical`]), for lock helpers.
     pub hold: Hold,
+    /// The call's arm conditions and argument facts ([`crate::values`]): propagation skips the
+    /// call in a context that fixes a parameter to another variant, and passes facts on.
+    pub guard: Option<std::sync::Arc<[crate::values::Cond]>>,
+    pub facts: Option<Box<crate::values::ArgFacts>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -811,6 +815,8 @@ fn flatten(cx: &Flatten, c: &CallSite, init: bool, out: &mut Vec<EffectiveCall>)
             pos: c.pos,
             effects,
             hold: c.hold,
+            guard: c.guard.clone(),
+            facts: c.facts.clone(),
         });
     }
     for ca in &c.closure_args {

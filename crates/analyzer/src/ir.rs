@@ -184,6 +184,12 @@ pub struct IrPat {
     /// from the variant's fields.
     #[serde(default)]
     pub variant: Option<Box<(IrPath, ThinVec<IrPat>)>>,
+    /// The enum variants the pattern matches, by name, when it is nothing but variants
+    /// (`IdList::AllIds`, `Some(_)`, `A(x) | B(x)`); empty when it may match anything (a binding,
+    /// `_`, a literal). A call in a `match` arm on a parameter runs only when the parameter is
+    /// one of these ([`crate::values`]).
+    #[serde(default)]
+    pub variants: ThinVec<Name>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]

@@ -38,6 +38,7 @@ pub mod suppress;
 pub mod synthetic;
 pub mod threads;
 pub mod ty;
+pub mod values;
 
 #[cfg(test)]
 pub(crate) mod testutil;

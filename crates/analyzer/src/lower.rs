@@ -856,6 +856,24 @@ impl<'a> Lowerer<'a> {
                     )
                 }
             }
+            // A bool literal is a value fact (`crate::values`): kept as the path `true`/`false`,
+            // which names nothing (a keyword), so typing and resolution see an unknown value as
+            // before.
+            E::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) => IrExpr::Path(
+                IrPath {
+                    leading_colon: false,
+                    segments: thin_vec![IrSegment {
+                        name: crate::values::bool_name(b.value),
+                        generics: ThinVec::new(),
+                    }],
+                    qself: None,
+                    qself_position: 0,
+                },
+                pos(b.span),
+            ),
             E::Macro(m) => self.lower_macro(&m.mac),
             other => {
                 let mut collector = ChildCollector {
@@ -1224,6 +1242,57 @@ fn extractor_binding(pat: &syn::Pat, ty: &syn::Type) -> Option<(Name, IrType)> {
 }
 
 pub fn lower_pat(p: &syn::Pat) -> IrPat {
+    let mut pat = lower_pat_shape(p);
+    pat.variants = pat_variants(p);
+    pat
+}
+
+/// The variants a pattern matches ([`IrPat::variants`]); empty when it may match anything.
+fn pat_variants(p: &syn::Pat) -> ThinVec<Name> {
+    let named = |path: &syn::Path| -> ThinVec<Name> {
+        match path.segments.last() {
+            Some(s) if crate::values::is_variant_name(&s.ident.to_string()) => {
+                thin_vec![ident_name(&s.ident)]
+            }
+            _ => ThinVec::new(),
+        }
+    };
+    match p {
+        // `None` parses as an identifier pattern; an UpperCamel binding would be a lint error.
+        syn::Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+            let text = pi.ident.to_string();
+            if crate::values::is_variant_name(&text) {
+                thin_vec![ident_name(&pi.ident)]
+            } else {
+                ThinVec::new()
+            }
+        }
+        syn::Pat::Path(pp) if pp.qself.is_none() => named(&pp.path),
+        syn::Pat::TupleStruct(ts) if ts.qself.is_none() => named(&ts.path),
+        syn::Pat::Struct(ps) if ps.qself.is_none() => named(&ps.path),
+        syn::Pat::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) => thin_vec![crate::values::bool_name(b.value)],
+        syn::Pat::Reference(r) => pat_variants(&r.pat),
+        syn::Pat::Paren(pp) => pat_variants(&pp.pat),
+        syn::Pat::Type(pt) => pat_variants(&pt.pat),
+        syn::Pat::Or(or) => {
+            let mut all = ThinVec::new();
+            for case in &or.cases {
+                let vs = pat_variants(case);
+                if vs.is_empty() {
+                    return ThinVec::new();
+                }
+                all.extend(vs);
+            }
+            all
+        }
+        _ => ThinVec::new(),
+    }
+}
+
+fn lower_pat_shape(p: &syn::Pat) -> IrPat {
     let mut pat = IrPat::default();
     match p {
         syn::Pat::Ident(pi) if pi.subpat.is_none() => pat.ident = Some(ident_name(&pi.ident)),

@@ -32,10 +32,11 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-use crate::graph::{ApiKey, CallGraph, Effect, RootKind};
+use crate::graph::{ApiKey, CallGraph, Effect, EffectiveCall, RootKind};
 use crate::index::{FileId, FnId, Index};
 use crate::ir::Pos;
 use crate::resolve::{BodyKind, Confidence};
+use crate::values::{callee_ctx, excluded, Ctx, Fact};
 
 /// The first step of a witness: the call in this function and what it calls.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -50,6 +51,9 @@ pub struct Witness {
     pub confidence: Confidence,
     pub pos: Pos,
     pub next: Next,
+    /// The summary node the path continues in ([`Summaries`]): the callee, or the callee in
+    /// the context the call fixes. Unused for [`Next::Api`].
+    pub via: usize,
 }
 
 impl Witness {
@@ -67,6 +71,83 @@ impl Witness {
 }
 
 pub type Summary = BTreeMap<ApiKey, Witness>;
+
+/// The most contexts ([`crate::values`]) summarised beside the functions themselves. Past it a
+/// call reads the callee's summary in no context: more APIs, never fewer, so nothing is lost.
+const MAX_CONTEXTS: usize = 100_000;
+
+/// Summaries by node: nodes `0..fn_count` are the functions in no context, later nodes a
+/// function in a context some call fixes.
+struct Summaries {
+    of: Vec<Summary>,
+    node_fn: Vec<FnId>,
+    /// Per context node (from `fn_count` on): its context.
+    node_ctx: Vec<Ctx>,
+    ctx_nodes: BTreeMap<(FnId, Ctx), usize>,
+    /// Per function: the parameter slots a context may fix ([`Propagator::relevant_slots`]).
+    relevant: Vec<Vec<u32>>,
+}
+
+impl Summaries {
+    /// The node a call into `callee` continues in, from a caller in context `ctx`.
+    fn callee_node(
+        &self,
+        index: &Index,
+        call: &EffectiveCall,
+        callee: FnId,
+        ctx: &[(u32, crate::ir::Name)],
+    ) -> usize {
+        let Some(facts) = &call.facts else {
+            return callee;
+        };
+        if self.relevant[callee].is_empty() {
+            return callee;
+        }
+        let has_self = index.fns[callee].ir.sig.has_self;
+        let k = callee_ctx(facts, has_self, ctx, &self.relevant[callee]);
+        if k.is_empty() {
+            return callee;
+        }
+        self.ctx_nodes.get(&(callee, k)).copied().unwrap_or(callee)
+    }
+
+    /// Adds the context nodes a call from a caller in context `ctx` needs; returns the new ones.
+    fn new_contexts(
+        &mut self,
+        index: &Index,
+        call: &EffectiveCall,
+        ctx: &[(u32, crate::ir::Name)],
+        summarised: &dyn Fn(FnId) -> bool,
+    ) -> Vec<usize> {
+        let mut out = Vec::new();
+        let Some(facts) = &call.facts else {
+            return out;
+        };
+        for e in &call.effects {
+            let Effect::Edge { callee, .. } = e else {
+                continue;
+            };
+            if self.relevant[*callee].is_empty() || !summarised(*callee) {
+                continue;
+            }
+            let has_self = index.fns[*callee].ir.sig.has_self;
+            let k = callee_ctx(facts, has_self, ctx, &self.relevant[*callee]);
+            if k.is_empty() || self.node_ctx.len() >= MAX_CONTEXTS {
+                continue;
+            }
+            let key = (*callee, k);
+            if self.ctx_nodes.contains_key(&key) {
+                continue;
+            }
+            let n = self.node_fn.len();
+            self.node_fn.push(*callee);
+            self.node_ctx.push(key.1.clone());
+            self.ctx_nodes.insert(key, n);
+            out.push(n);
+        }
+        out
+    }
+}
 
 /// A path step for reporting: the function the call is written in, where, and what it calls.
 #[derive(Clone, Debug)]
@@ -184,11 +265,12 @@ pub fn v1_findings(graph: &CallGraph, index: &Index) -> Vec<V1Finding> {
     let cuts = Cuts::default();
     let p = Propagator::new(graph, index, &cuts);
     let summary = p.summaries(Follow::AllCalls);
+    let summary = &summary;
     let mut out = Vec::new();
     for (bi, body) in graph.bodies.iter().enumerate() {
         let Some(root) = body.root else { continue };
-        for ((_, api), w) in p.best_calls(bi, &summary, Follow::AllCalls) {
-            let steps = witness_path(body.owner, &w, &api, &summary);
+        for ((_, api), w) in p.best_calls(bi, summary, Follow::AllCalls) {
+            let steps = witness_path(body.owner, &w, &api, summary);
             // The last step written in an async context: the first step, or a step in a later
             // async fn (whose Fn body is the context).
             let entry = steps
@@ -241,6 +323,8 @@ struct Propagator<'a> {
     context: Vec<bool>,
     /// Per function: reachable from a root body by calls.
     reachable: Vec<bool>,
+    /// Per body: reachable from a root body (roots included).
+    reached_bodies: Vec<bool>,
     /// Per function: the file its bodies are written in.
     file: Vec<FileId>,
     /// Per callee: the reachable bodies calling it, with the call's position.
@@ -283,6 +367,7 @@ impl<'a> Propagator<'a> {
             cut_rules: cuts.rules(),
             context,
             reachable,
+            reached_bodies,
             file: index.fns.iter().map(|f| f.file).collect(),
             callers,
             marks: RefCell::new(Marks {
@@ -327,22 +412,88 @@ impl<'a> Propagator<'a> {
     /// Per function, the APIs it reaches and the best witness of each, to a fixpoint. With
     /// [`Follow::SyncCalls`] only sync functions get a summary (async contexts' calls are
     /// entries, read by [`Self::best_calls`]), and only through calls into sync functions.
-    fn summaries(&self, follow: Follow) -> Vec<Summary> {
+    ///
+    /// A function is summarised once more in each *context* its callers fix (a parameter some
+    /// `match` arm depends on, handed a constant variant: [`crate::values`]): that summary skips
+    /// the arms the context rules out. Contexts are nodes of the same fixpoint, after the
+    /// functions' own (node `f` is function `f` in no context).
+    ///
+    /// Two passes: the functions alone first, then, when some arm condition guards a call that
+    /// reaches an API, again with the contexts such conditions make relevant. Conditions whose
+    /// arms reach nothing make no context (deno: 35 000 contexts without this filter, most of
+    /// them on `if let Some(..)` arms that block nowhere).
+    fn summaries(&self, follow: Follow) -> Summaries {
+        let fn_count = self.context.len();
+        let plain = self.summaries_in(follow, vec![Vec::new(); fn_count]);
+        let relevant = self.relevant_slots(follow, &plain.of);
+        if relevant.iter().all(Vec::is_empty) {
+            return plain;
+        }
+        self.summaries_in(follow, relevant)
+    }
+
+    /// [`Self::summaries`] with the contexts on `relevant` slots.
+    fn summaries_in(&self, follow: Follow, relevant: Vec<Vec<u32>>) -> Summaries {
         let graph = self.graph;
         let fn_count = self.context.len();
         let summarised =
             |f: FnId| self.reachable[f] && (follow == Follow::AllCalls || !self.context[f]);
-        let mut summary: Vec<Summary> = vec![BTreeMap::new(); fn_count];
-        // Reverse edges of summarised bodies: callee → (caller, call position, confidence,
-        // whether the edge is a one-time initialiser's: what it reaches is marked `init`).
-        let mut callers: Vec<Vec<(FnId, Pos, Confidence, bool)>> = vec![Vec::new(); fn_count];
+        let mut nodes = Summaries {
+            of: Vec::new(),
+            node_fn: (0..fn_count).collect(),
+            node_ctx: Vec::new(),
+            ctx_nodes: BTreeMap::new(),
+            relevant,
+        };
+        // Contexts, from every reached body's calls (an async context's too: its entries read
+        // the callee's summary in the context the call fixes), then from each new context's.
+        let mut queue: Vec<usize> = Vec::new();
+        for (b, body) in graph.bodies.iter().enumerate() {
+            if !self.reached_bodies[b] {
+                continue;
+            }
+            let owner_summarised = body.kind == BodyKind::Fn && summarised(body.owner);
+            if !owner_summarised && body.kind == BodyKind::Fn && follow == Follow::AllCalls {
+                continue;
+            }
+            for call in &body.calls {
+                for g in nodes.new_contexts(self.index, call, &[], &summarised) {
+                    queue.push(g);
+                }
+            }
+        }
+        while let Some(n) = queue.pop() {
+            let f = nodes.node_fn[n];
+            let Some(b) = graph.fn_body[f] else { continue };
+            let ctx = nodes.node_ctx[n - fn_count].clone();
+            for call in &graph.bodies[b].calls {
+                if call.guard.as_deref().is_some_and(|g| excluded(g, &ctx)) {
+                    continue;
+                }
+                queue.extend(nodes.new_contexts(self.index, call, &ctx, &summarised));
+            }
+        }
+        let node_count = nodes.node_fn.len();
+        let mut summary: Vec<Summary> = vec![BTreeMap::new(); node_count];
+        // Reverse edges of summarised nodes: callee node → (caller node, call position,
+        // confidence, whether the edge is a one-time initialiser's: what it reaches is marked
+        // `init`).
+        let mut callers: Vec<Vec<(usize, Pos, Confidence, bool)>> = vec![Vec::new(); node_count];
         let mut work = BTreeSet::new();
-        for (f, body) in graph.fn_body.iter().enumerate() {
-            let Some(b) = body else { continue };
+        for (n, &f) in nodes.node_fn.iter().enumerate() {
+            let Some(b) = graph.fn_body[f] else { continue };
             if !summarised(f) {
                 continue;
             }
-            for call in &graph.bodies[*b].calls {
+            let ctx: &[(u32, crate::ir::Name)] = if n < fn_count {
+                &[]
+            } else {
+                &nodes.node_ctx[n - fn_count]
+            };
+            for call in &graph.bodies[b].calls {
+                if call.guard.as_deref().is_some_and(|g| excluded(g, ctx)) {
+                    continue;
+                }
                 for e in &call.effects {
                     match e {
                         Effect::Api { api, confidence } => {
@@ -354,9 +505,10 @@ impl<'a> Propagator<'a> {
                                 confidence: *confidence,
                                 pos: call.pos,
                                 next: Next::Api,
+                                via: usize::MAX,
                             };
-                            if self.update(&mut summary[f], f, api, w) {
-                                work.insert(f);
+                            if self.update(&mut summary[n], f, api, w) {
+                                work.insert(n);
                             }
                         }
                         Effect::Edge {
@@ -365,7 +517,8 @@ impl<'a> Propagator<'a> {
                             init,
                         } => {
                             if summarised(*callee) {
-                                callers[*callee].push((f, call.pos, *confidence, *init))
+                                let to = nodes.callee_node(self.index, call, *callee, ctx);
+                                callers[to].push((n, call.pos, *confidence, *init))
                             }
                         }
                     }
@@ -377,7 +530,9 @@ impl<'a> Propagator<'a> {
                 .iter()
                 .map(|(k, w)| (k.clone(), w.clone()))
                 .collect();
-            for &(f, pos, conf, init) in &callers[g] {
+            let g_fn = nodes.node_fn[g];
+            for &(n, pos, conf, init) in &callers[g] {
+                let f = nodes.node_fn[n];
                 let mut changed = false;
                 for (api, w) in &entries {
                     if self.line_cut(f, pos.line, api.rule) {
@@ -388,16 +543,95 @@ impl<'a> Propagator<'a> {
                         len: w.len + 1,
                         confidence: conf.min(w.confidence),
                         pos,
-                        next: Next::Fn(g),
+                        next: Next::Fn(g_fn),
+                        via: g,
                     };
-                    changed |= self.update(&mut summary[f], f, api, cand);
+                    changed |= self.update(&mut summary[n], f, api, cand);
                 }
                 if changed {
-                    work.insert(f);
+                    work.insert(n);
                 }
             }
         }
-        summary
+        nodes.of = summary;
+        nodes
+    }
+
+    /// Per function, the parameter slots some `match` arm of its body depends on, directly or
+    /// in a callee it passes the parameter on to unchanged ([`crate::values`]), to a fixpoint.
+    /// Only arms with a call that reaches an API in `plain` (the summaries in no context) count.
+    fn relevant_slots(&self, follow: Follow, plain: &[Summary]) -> Vec<Vec<u32>> {
+        let graph = self.graph;
+        let fn_count = self.context.len();
+        let summarised =
+            |f: FnId| self.reachable[f] && (follow == Follow::AllCalls || !self.context[f]);
+        let mut relevant: Vec<Vec<u32>> = vec![Vec::new(); fn_count];
+        let mut any = false;
+        for (f, b) in graph.fn_body.iter().enumerate() {
+            let Some(b) = b else { continue };
+            if !summarised(f) {
+                continue;
+            }
+            for call in &graph.bodies[*b].calls {
+                let Some(guard) = &call.guard else { continue };
+                let reaches = call.effects.iter().any(|e| match e {
+                    Effect::Api { .. } => true,
+                    Effect::Edge { callee, .. } => !plain[*callee].is_empty(),
+                });
+                if !reaches {
+                    continue;
+                }
+                for c in guard.iter() {
+                    if !relevant[f].contains(&c.slot) {
+                        relevant[f].push(c.slot);
+                        any = true;
+                    }
+                }
+            }
+        }
+        // Without a condition anywhere, no context can matter (and nothing below runs).
+        if !any {
+            return relevant;
+        }
+        // Parameters passed on unchanged: (caller, its slot, callee, the callee's slot), read
+        // once, then iterated to a fixpoint (each round adds a slot or ends).
+        let mut passed: Vec<(FnId, u32, FnId, u32)> = Vec::new();
+        for (f, b) in graph.fn_body.iter().enumerate() {
+            let Some(b) = b else { continue };
+            if !summarised(f) {
+                continue;
+            }
+            for call in &graph.bodies[*b].calls {
+                let Some(facts) = &call.facts else { continue };
+                for e in &call.effects {
+                    let Effect::Edge { callee, .. } = e else {
+                        continue;
+                    };
+                    let has_self = self.index.fns[*callee].ir.sig.has_self;
+                    for (slot, fact) in facts.by_callee_slot(has_self) {
+                        if let Fact::Param(p) = fact {
+                            passed.push((f, p, *callee, slot));
+                        }
+                    }
+                }
+            }
+        }
+        loop {
+            let mut changed = false;
+            for &(f, p, callee, slot) in &passed {
+                if relevant[callee].contains(&slot) && !relevant[f].contains(&p) {
+                    relevant[f].push(p);
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        for r in &mut relevant {
+            r.sort_unstable();
+        }
+        relevant
     }
 
     /// Records `cand` in `f`'s summary when it is better than what is there and `f` is not cut
@@ -419,7 +653,7 @@ impl<'a> Propagator<'a> {
     fn best_calls(
         &self,
         b: usize,
-        summary: &[Summary],
+        summary: &Summaries,
         follow: Follow,
     ) -> BTreeMap<(Pos, ApiKey), Witness> {
         let body = &self.graph.bodies[b];
@@ -434,6 +668,7 @@ impl<'a> Propagator<'a> {
                             confidence: *confidence,
                             pos: call.pos,
                             next: Next::Api,
+                            via: usize::MAX,
                         },
                     )],
                     Effect::Edge { callee, .. }
@@ -445,19 +680,23 @@ impl<'a> Propagator<'a> {
                         callee,
                         confidence,
                         init,
-                    } => summary[*callee]
-                        .iter()
-                        .map(|(api, w)| {
-                            let cand = Witness {
-                                len: w.len + 1,
-                                confidence: (*confidence).min(w.confidence),
-                                pos: call.pos,
-                                next: Next::Fn(*callee),
-                            };
-                            let api = if *init { api.as_init() } else { api.clone() };
-                            (api, cand)
-                        })
-                        .collect(),
+                    } => {
+                        let via = summary.callee_node(self.index, call, *callee, &[]);
+                        summary.of[via]
+                            .iter()
+                            .map(|(api, w)| {
+                                let cand = Witness {
+                                    len: w.len + 1,
+                                    confidence: (*confidence).min(w.confidence),
+                                    pos: call.pos,
+                                    next: Next::Fn(*callee),
+                                    via,
+                                };
+                                let api = if *init { api.as_init() } else { api.clone() };
+                                (api, cand)
+                            })
+                            .collect()
+                    }
                 };
                 for (api, w) in cands {
                     if self.line_cut(body.owner, call.pos.line, api.rule)
@@ -615,21 +854,23 @@ fn reachable_from_roots(graph: &CallGraph, fn_count: usize) -> (Vec<bool>, Vec<b
     (seen, visited_body)
 }
 
-fn witness_path(root_fn: FnId, first: &Witness, api: &ApiKey, summary: &[Summary]) -> Vec<RawStep> {
+fn witness_path(root_fn: FnId, first: &Witness, api: &ApiKey, summary: &Summaries) -> Vec<RawStep> {
     let mut steps = vec![RawStep {
         function: root_fn,
         pos: first.pos,
         callee: first.next.clone(),
     }];
     let mut next = first.next.clone();
+    let mut via = first.via;
     // Each witness's successor has a strictly shorter length, so this walk is bounded by `len`.
     for _ in 0..first.len {
         let Next::Fn(f) = next else { break };
+        let node = &summary.of[via];
         // Past a one-time initialiser's edge the callee holds the API unmarked.
-        let Some(w) = summary[f].get(api).or_else(|| {
+        let Some(w) = node.get(api).or_else(|| {
             api.init
                 .then(|| {
-                    summary[f].get(&ApiKey {
+                    node.get(&ApiKey {
                         init: false,
                         ..api.clone()
                     })
@@ -638,6 +879,7 @@ fn witness_path(root_fn: FnId, first: &Witness, api: &ApiKey, summary: &[Summary
         }) else {
             break;
         };
+        via = w.via;
         steps.push(RawStep {
             function: f,
             pos: w.pos,
@@ -658,6 +900,87 @@ mod tests {
             .iter()
             .map(|r| (r.function.as_str(), r.line))
             .collect()
+    }
+
+    /// kanidm's shape: the cache layer always hands `IdList::Partial` to the db layer, whose
+    /// `get_identry` passes it on to `get_identry_raw`, which scans the whole table only in the
+    /// `AllIds` arm (a `thread::sleep` here) and reads by id in the other (`std::fs::read`).
+    /// The path must go through the arm the constant selects; a caller passing its own
+    /// unknown value still reaches both arms, and a constant naming the blocking arm still
+    /// reports it.
+    const ARMS: &str = "pub enum IdList { AllIds, Partial(Vec<u64>), Indexed(Vec<u64>) }\n\
+                        pub struct Db;\n\
+                        impl Db {\n\
+                        fn get_identry(&self, idl: &IdList) { self.get_identry_raw(idl); }\n\
+                        fn get_identry_raw(&self, idl: &IdList) {\n\
+                        match idl {\n\
+                        IdList::AllIds => { std::thread::sleep(d()); }\n\
+                        IdList::Partial(ids) | IdList::Indexed(ids) => { std::fs::read(\"x\"); }\n\
+                        }\n\
+                        }\n\
+                        }\n\
+                        fn d() -> std::time::Duration { todo!() }\n";
+
+    #[test]
+    fn a_constant_variant_argument_selects_the_match_arm_it_reaches() {
+        let src = format!(
+            "{ARMS}pub async fn cached(db: &Db, ids: Vec<u64>) {{\n db.get_identry(&IdList::Partial(ids));\n}}\n"
+        );
+        let r = analyze_files(&[("src/lib.rs", &src)]);
+        // Only the Partial arm's API: the AllIds arm's sleep is not reached with Partial.
+        assert_eq!(sites(&r), [(14, "NB0101".into())]);
+        let last = r.findings[0].path.last().unwrap();
+        assert_eq!((last.callee.as_str(), last.line), ("std::fs::read", 8));
+    }
+
+    #[test]
+    fn an_unknown_or_blocking_variant_keeps_every_arm_it_may_take() {
+        let src = format!(
+            "{ARMS}pub async fn any(db: &Db, idl: IdList) {{\n db.get_identry(&idl);\n}}\n\
+             pub async fn all(db: &Db) {{\n db.get_identry(&IdList::AllIds);\n}}\n\
+             pub async fn let_bound(db: &Db) {{\n let idl = IdList::AllIds;\n Db::get_identry(db, &idl);\n}}\n"
+        );
+        let r = analyze_files(&[("src/lib.rs", &src)]);
+        assert_eq!(
+            sites(&r),
+            [
+                (14, "NB0101".into()),
+                (14, "NB0201".into()),
+                (17, "NB0201".into()),
+                (21, "NB0101".into()),
+                (21, "NB0201".into()),
+            ]
+        );
+    }
+
+    #[test]
+    fn if_let_on_a_parameter_is_skipped_for_the_other_variant() {
+        // deno's `preload_modules(.., resolver: None)`: `if let Some(r) = resolver { r.load() }`.
+        let src = "pub struct R;\nimpl R { fn load(&self) { std::fs::read(\"m\"); } }\n\
+                   fn preload(resolver: Option<&R>) { if let Some(r) = resolver { r.load(); } }\n\
+                   pub async fn none() {\n preload(None);\n}\n\
+                   pub async fn some(r: &R) {\n preload(Some(r));\n}\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(sites(&r), [(8, "NB0101".into())]);
+    }
+
+    #[test]
+    fn a_constant_bool_argument_selects_the_branch_of_a_flag_test() {
+        // `open(path, create)`: `if create { create_dir_all }`; `if !quiet { .. } else { sleep }`.
+        let src = "fn open(create: bool) { if create { std::fs::create_dir_all(\"d\"); } }\n\
+                   fn wait(quiet: bool) { if !quiet { } else { std::thread::sleep(d()); } }\n\
+                   fn d() -> std::time::Duration { todo!() }\n\
+                   pub async fn read_only() {\n open(false);\n wait(false);\n}\n\
+                   pub async fn creating(flag: bool) {\n open(true);\n wait(true);\n open(flag);\n}\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(
+            sites(&r),
+            [
+                (9, "NB0101".into()),
+                (10, "NB0201".into()),
+                (11, "NB0101".into()),
+            ]
+        );
     }
 
     #[test]

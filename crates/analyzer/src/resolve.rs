@@ -12,6 +12,7 @@
 //! them at offload boundaries; other sync closures are inlined into the enclosing body.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -22,6 +23,7 @@ use crate::ir::METAVAR_PLACEHOLDER;
 use crate::ir::*;
 use crate::rules::RuleDb;
 use crate::ty::{external_return, is_identity_method, is_unwrap_method, TraitRef, Ty, TyCon};
+use crate::values::{variant_of, ArgFacts, Cond, Fact, SELF_SLOT};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -125,6 +127,11 @@ pub struct CallSite {
     /// Index in the call list where this call's argument calls start (they run up to the call
     /// itself): what a task spawner's argument builds (`graph::detach_spawned`).
     pub args_from: usize,
+    /// The `match` arms on the function's parameters this call is written in: it runs only when
+    /// those parameters are these variants ([`crate::values`]).
+    pub guard: Option<Arc<[Cond]>>,
+    /// Constant variants and the function's own parameters among the call's arguments.
+    pub facts: Option<Box<ArgFacts>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -636,6 +643,7 @@ impl Walker<'_> {
             IrExpr::Call { func, args, pos } => {
                 let first_call = self.sink.len();
                 let ty = self.walk_call(func, args, *pos);
+                self.mark_facts(first_call, *pos, None, args);
                 if args.first().is_some_and(|a| self.is_ip_address(a)) {
                     self.mark_addr_is_ip(first_call, *pos);
                 }
@@ -662,6 +670,7 @@ impl Walker<'_> {
                     return Ty::Unknown;
                 }
                 let ty = self.walk_method(recv, method, args, *pos);
+                self.mark_facts(first_call, *pos, Some(receiver), args);
                 if self.is_ip_address(receiver)
                     || args.first().is_some_and(|a| self.is_ip_address(a))
                 {
@@ -736,9 +745,28 @@ impl Walker<'_> {
             } => {
                 self.scopes.push(BTreeMap::new());
                 self.walk(cond);
+                let then_from = self.sink.len();
                 let t = self.walk_block(then);
                 self.scopes.pop();
+                // `if let Kind::A(..) = param { .. }`: the branch runs only for those variants;
+                // `if flag { .. } else { .. }` / `if !flag`: each branch for one value.
+                let else_from = self.sink.len();
                 let o = otherwise.as_ref().map(|o| self.walk(o));
+                match &**cond {
+                    IrExpr::Let(pat, init) => {
+                        if let Some(slot) = self.param_slot(init) {
+                            self.guard_calls_range(then_from, else_from, slot, &pat.variants);
+                        }
+                    }
+                    flag => {
+                        if let Some((slot, value)) = self.flag_test(flag) {
+                            let this = crate::values::bool_name(value);
+                            self.guard_calls_range(then_from, else_from, slot, &[this]);
+                            let other = crate::values::bool_name(!value);
+                            self.guard_calls(else_from, slot, &[other]);
+                        }
+                    }
+                }
                 // Both branches have one type; a diverging or untyped branch says nothing.
                 match o {
                     Some(o) if t.is_unknown() => o,
@@ -752,6 +780,7 @@ impl Walker<'_> {
             }
             IrExpr::Match { scrutinee, arms } => {
                 let t = self.walk(scrutinee);
+                let matched_param = self.param_slot(scrutinee);
                 // Every arm has the match's type: the first arm typed gives it (a diverging
                 // arm, `return`/`panic!`/`continue`, is untyped).
                 let mut value = Ty::Unknown;
@@ -764,6 +793,9 @@ impl Walker<'_> {
                         value = arm;
                     }
                     self.scopes.pop();
+                    if let Some(slot) = matched_param {
+                        self.guard_calls(first_call, slot, &pat.variants);
+                    }
                     // An arm's body is a temporary scope of its own: a guard taken there is
                     // dropped when the arm ends, whatever the rest of the `match` awaits. A guard
                     // that is the arm's value leaves it: long.
@@ -1121,6 +1153,9 @@ impl Walker<'_> {
     /// The call a fn item named as a value stands for, when the path names a function of the
     /// graph or a blocking API; `None` for constants, statics, unit structs and variants.
     fn fn_item_call(&mut self, path: &IrPath, pos: Pos) -> Option<CallSite> {
+        if matches!(path.single(), Some("true" | "false")) {
+            return None;
+        }
         let (targets, _) = self.resolve_call_path(path, &[]);
         let targets: Vec<Target> = targets?
             .into_iter()
@@ -1142,6 +1177,8 @@ impl Walker<'_> {
             addr_is_ip: false,
             str_arg: None,
             args_from: 0,
+            guard: None,
+            facts: None,
         })
     }
 
@@ -1162,7 +1199,115 @@ impl Walker<'_> {
             addr_is_ip: false,
             str_arg: None,
             args_from: self.sink.len(),
+            guard: None,
+            facts: None,
         });
+    }
+
+    /// The parameter of the walked function an expression is, unchanged: `x`, `&x`, `*x`,
+    /// `self` ([`crate::values::SELF_SLOT`]). A local that shadows the parameter is not it.
+    fn param_slot(&self, e: &IrExpr) -> Option<u32> {
+        match e {
+            IrExpr::Ref(inner) | IrExpr::Deref(inner) => self.param_slot(inner),
+            IrExpr::Path(p, _) => {
+                let n = p.single()?;
+                if n == "self" {
+                    return self.index.fns[self.fn_id]
+                        .ir
+                        .sig
+                        .has_self
+                        .then_some(SELF_SLOT);
+                }
+                self.lookup(n)?.param.map(|i| i as u32)
+            }
+            _ => None,
+        }
+    }
+
+    /// An `if` condition that tests a parameter by itself: `flag` (true) or `!flag` (false;
+    /// lowered as an [`IrExpr::Other`] of the operand, and an `if` condition is a bool).
+    fn flag_test(&self, cond: &IrExpr) -> Option<(u32, bool)> {
+        match cond {
+            IrExpr::Path(..) => self.param_slot(cond).map(|s| (s, true)),
+            IrExpr::Other(inner) if inner.len() == 1 && matches!(inner[0], IrExpr::Path(..)) => {
+                self.param_slot(&inner[0]).map(|s| (s, false))
+            }
+            _ => None,
+        }
+    }
+
+    /// Records on the calls pushed since `from` (closure arguments' calls included) that they
+    /// run only when parameter `slot` is one of `variants`; no variants, no condition.
+    fn guard_calls(&mut self, from: usize, slot: u32, variants: &[Name]) {
+        let to = self.sink.len();
+        self.guard_calls_range(from, to, slot, variants);
+    }
+
+    /// [`Self::guard_calls`] for the calls pushed in `from..to`.
+    fn guard_calls_range(&mut self, from: usize, to: usize, slot: u32, variants: &[Name]) {
+        if variants.is_empty() {
+            return;
+        }
+        fn add(calls: &mut [CallSite], cond: &Cond) {
+            for c in calls {
+                let mut guard = c.guard.as_deref().map_or_else(Vec::new, <[Cond]>::to_vec);
+                guard.push(cond.clone());
+                c.guard = Some(guard.into());
+                for ca in &mut c.closure_args {
+                    add(&mut ca.calls, cond);
+                }
+            }
+        }
+        let cond = Cond {
+            slot,
+            any_of: variants.iter().copied().collect(),
+        };
+        add(&mut self.sink[from..to], &cond);
+    }
+
+    /// Records on the call at `pos` pushed since `first_call` which of its arguments are
+    /// constant variants or the walked function's parameters ([`crate::values`]).
+    fn mark_facts(
+        &mut self,
+        first_call: usize,
+        pos: Pos,
+        receiver: Option<&IrExpr>,
+        args: &[IrExpr],
+    ) {
+        let fact = |w: &Self, e: &IrExpr| -> Option<Fact> {
+            if let Some(slot) = w.param_slot(e) {
+                return Some(Fact::Param(slot));
+            }
+            // A local of an UpperCamel name is a value, not a variant.
+            let local = match e {
+                IrExpr::Path(p, _) => p.single().is_some_and(|n| w.lookup(n).is_some()),
+                _ => false,
+            };
+            if local {
+                return None;
+            }
+            variant_of(e).map(Fact::Variant)
+        };
+        let facts = ArgFacts {
+            method_syntax: receiver.is_some(),
+            receiver: receiver.and_then(|r| fact(self, r)),
+            args: args
+                .iter()
+                .enumerate()
+                .filter_map(|(i, a)| fact(self, a).map(|f| (i as u32, f)))
+                .collect(),
+        };
+        if facts.is_empty() {
+            return;
+        }
+        let pos = self.pos(pos);
+        if let Some(c) = self.sink[first_call..]
+            .iter_mut()
+            .rev()
+            .find(|c| c.pos == pos)
+        {
+            c.facts = Some(Box::new(facts));
+        }
     }
 
     /// Marks the call at `pos` pushed since `first_call` (the call itself, after its arguments'
@@ -1935,6 +2080,10 @@ impl Walker<'_> {
         if let Some(name) = p.single() {
             if let Some(l) = self.lookup(name) {
                 return l.ty.clone();
+            }
+            // A bool literal (lowered as a path for `crate::values`): typed as before, unknown.
+            if matches!(name, "true" | "false") {
+                return Ty::Unknown;
             }
         }
         let names: Vec<String> = p.segments.iter().map(|s| s.name.to_string()).collect();
