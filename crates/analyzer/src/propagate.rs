@@ -566,35 +566,8 @@ impl<'a> Propagator<'a> {
         let summarised =
             |f: FnId| self.reachable[f] && (follow == Follow::AllCalls || !self.context[f]);
         let mut relevant: Vec<Vec<u32>> = vec![Vec::new(); fn_count];
-        let mut any = false;
-        for (f, b) in graph.fn_body.iter().enumerate() {
-            let Some(b) = b else { continue };
-            if !summarised(f) {
-                continue;
-            }
-            for call in &graph.bodies[*b].calls {
-                let Some(guard) = &call.guard else { continue };
-                let reaches = call.effects.iter().any(|e| match e {
-                    Effect::Api { .. } => true,
-                    Effect::Edge { callee, .. } => !plain[*callee].is_empty(),
-                });
-                if !reaches {
-                    continue;
-                }
-                for c in guard.iter() {
-                    if !relevant[f].contains(&c.slot) {
-                        relevant[f].push(c.slot);
-                        any = true;
-                    }
-                }
-            }
-        }
-        // Without a condition anywhere, no context can matter (and nothing below runs).
-        if !any {
-            return relevant;
-        }
         // Parameters passed on unchanged: (caller, its slot, callee, the callee's slot), read
-        // once, then iterated to a fixpoint (each round adds a slot or ends).
+        // in the same pass, then iterated to a fixpoint (each round adds a slot or ends).
         let mut passed: Vec<(FnId, u32, FnId, u32)> = Vec::new();
         for (f, b) in graph.fn_body.iter().enumerate() {
             let Some(b) = b else { continue };
@@ -602,6 +575,17 @@ impl<'a> Propagator<'a> {
                 continue;
             }
             for call in &graph.bodies[*b].calls {
+                if let Some(guard) = &call.guard {
+                    let reaches = call.effects.iter().any(|e| match e {
+                        Effect::Api { .. } => true,
+                        Effect::Edge { callee, .. } => !plain[*callee].is_empty(),
+                    });
+                    for c in guard.iter().filter(|_| reaches) {
+                        if !relevant[f].contains(&c.slot) {
+                            relevant[f].push(c.slot);
+                        }
+                    }
+                }
                 let Some(facts) = &call.facts else { continue };
                 for e in &call.effects {
                     let Effect::Edge { callee, .. } = e else {
