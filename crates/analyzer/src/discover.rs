@@ -242,10 +242,9 @@ fn dev_only_features(
     let mut dev: BTreeSet<String> = BTreeSet::new();
     let mut normal: BTreeSet<String> = BTreeSet::new();
     for q in closure {
-        let enabled: BTreeSet<String> = nodes
-            .get(&q.id)
-            .map(|n| n.features.iter().map(|f| f.to_string()).collect())
-            .unwrap_or_default();
+        // Built only for a package that declares `pkg`: building it for every package of the
+        // closure, for every package, was quadratic (0.15 s of a one-edit deno run, serial).
+        let mut enabled: Option<BTreeSet<String>> = None;
         for d in &q.dependencies {
             if d.name != name {
                 continue;
@@ -259,7 +258,13 @@ fn dev_only_features(
                     }
                     // `q`'s enabled features naming this dependency: `dep/feature`.
                     let key = d.rename.as_deref().unwrap_or(&d.name);
-                    for f in &enabled {
+                    let enabled = enabled.get_or_insert_with(|| {
+                        nodes
+                            .get(&q.id)
+                            .map(|n| n.features.iter().map(|f| f.to_string()).collect())
+                            .unwrap_or_default()
+                    });
+                    for f in enabled.iter() {
                         for entry in q.features.get(f).into_iter().flatten() {
                             if let Some((dep, feat)) = entry.split_once('/') {
                                 if dep.trim_end_matches('?') == key {

@@ -7,6 +7,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
+
 use crate::critical::Hold;
 use crate::dedicated::DedicatedRuntimes;
 use crate::discover::Workspace;
@@ -179,66 +181,90 @@ pub fn build(
     // What `threads` needs besides the roots: async bodies driven off the workers, and
     // test-support fns, whose calls decide no thread.
     let mut off_thread = crate::threads::OffWorker::default();
-    for (f, fn_bodies) in resolved.into_iter().enumerate() {
-        let unit = index.fns[f].unit;
-        let mut off_worker = BTreeSet::new();
-        let mut in_init = BTreeSet::new();
-        for b in &fn_bodies {
-            offloaded_bodies(rules, &leaves, &b.calls, &mut off_worker);
-            init_bodies(rules, &leaves, &b.calls, &mut in_init);
-        }
-        // Tasks spawned onto a configured dedicated runtime do not run on the main runtime.
-        if !dedicated.is_empty() && report_unit[unit] {
-            off_worker.extend(dedicated.spawned_bodies(index, f, &fn_bodies));
-        }
-        // Test kits and `_for_tests` helpers hold no root; production callers still reach them.
-        let test_support = report_unit[unit] && crate::roots::is_test_support(ws, index, f, roots);
-        if test_support {
+    // Each function's bodies are flattened on their own (in parallel: a fifth of the graph
+    // stage), then numbered in function order, so ids do not depend on the thread count.
+    let per_fn: Vec<FnGraph> = resolved
+        .into_par_iter()
+        .enumerate()
+        .map(|(f, fn_bodies)| {
+            let unit = index.fns[f].unit;
+            let mut off_worker = BTreeSet::new();
+            let mut in_init = BTreeSet::new();
+            for b in &fn_bodies {
+                offloaded_bodies(rules, &leaves, &b.calls, &mut off_worker);
+                init_bodies(rules, &leaves, &b.calls, &mut in_init);
+            }
+            // Tasks spawned onto a configured dedicated runtime do not run on the main runtime.
+            if !dedicated.is_empty() && report_unit[unit] {
+                off_worker.extend(dedicated.spawned_bodies(index, f, &fn_bodies));
+            }
+            // Test kits and `_for_tests` helpers hold no root; production callers still reach
+            // them.
+            let test_support =
+                report_unit[unit] && crate::roots::is_test_support(ws, index, f, roots);
+            let reports_here = report_unit[unit] && !test_support;
+            let mut out = FnGraph {
+                test_support,
+                bodies: Vec::with_capacity(fn_bodies.len()),
+                call_edges: 0,
+            };
+            for (body_index, b) in fn_bodies.into_iter().enumerate() {
+                let mut calls = Vec::new();
+                let calls_closure_values = calls_closure_value(&b.calls);
+                for c in &b.calls {
+                    flatten(
+                        &Flatten {
+                            index,
+                            rules,
+                            leaves: &leaves,
+                            in_member: member_unit[unit],
+                            calls_closure_values,
+                            memoised: &index.fns[f].ir.attrs.memoised,
+                        },
+                        c,
+                        false,
+                        &mut calls,
+                    );
+                }
+                out.call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
+                let root = if in_init.contains(&body_index) {
+                    (reports_here && rules.report_init && !off_worker.contains(&body_index))
+                        .then_some(RootKind::InitAsync)
+                } else if reports_here && !off_worker.contains(&body_index) {
+                    root_kind(index, f, b.kind).or_else(|| {
+                        (b.kind == BodyKind::Fn && roots.contains(&index.fn_display(f)))
+                            .then_some(RootKind::Configured)
+                    })
+                } else {
+                    None
+                };
+                let off_thread = off_worker.contains(&body_index) && !in_init.contains(&body_index);
+                out.bodies.push((
+                    GraphBody {
+                        owner: f,
+                        kind: b.kind,
+                        pos: b.pos,
+                        root,
+                        calls,
+                    },
+                    off_thread,
+                ));
+            }
+            out
+        })
+        .collect();
+    for (f, g) in per_fn.into_iter().enumerate() {
+        if g.test_support {
             off_thread.test_support.insert(f);
         }
-        let reports_here = report_unit[unit] && !test_support;
-        for (body_index, b) in fn_bodies.into_iter().enumerate() {
-            let mut calls = Vec::new();
-            let calls_closure_values = calls_closure_value(&b.calls);
-            for c in &b.calls {
-                flatten(
-                    &Flatten {
-                        index,
-                        rules,
-                        leaves: &leaves,
-                        in_member: member_unit[unit],
-                        calls_closure_values,
-                        memoised: &index.fns[f].ir.attrs.memoised,
-                    },
-                    c,
-                    false,
-                    &mut calls,
-                );
-            }
-            call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
-            let root = if in_init.contains(&body_index) {
-                (reports_here && rules.report_init && !off_worker.contains(&body_index))
-                    .then_some(RootKind::InitAsync)
-            } else if reports_here && !off_worker.contains(&body_index) {
-                root_kind(index, f, b.kind).or_else(|| {
-                    (b.kind == BodyKind::Fn && roots.contains(&index.fn_display(f)))
-                        .then_some(RootKind::Configured)
-                })
-            } else {
-                None
-            };
-            if b.kind == BodyKind::Fn {
+        call_edges += g.call_edges;
+        for (body, off) in g.bodies {
+            if body.kind == BodyKind::Fn {
                 fn_body[f] = Some(bodies.len());
-            } else if off_worker.contains(&body_index) && !in_init.contains(&body_index) {
+            } else if off {
                 off_thread.bodies.insert(bodies.len());
             }
-            bodies.push(GraphBody {
-                owner: f,
-                kind: b.kind,
-                pos: b.pos,
-                root,
-                calls,
-            });
+            bodies.push(body);
         }
     }
     crate::threads::mark_block_on_roots(
@@ -269,6 +295,14 @@ pub fn build(
         fn_body,
         call_edges,
     }
+}
+
+/// One function's part of the graph, built on its own ([`build`]): its bodies, each with whether
+/// it is an async body driven off the workers, and whether the function is test support.
+struct FnGraph {
+    test_support: bool,
+    bodies: Vec<(GraphBody, bool)>,
+    call_edges: usize,
 }
 
 /// The task spawners of the graph: those listed in `spawners` (rules/runtime.toml), and a

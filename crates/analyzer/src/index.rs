@@ -5,11 +5,20 @@
 //! order); resolution never panics on a missing or cyclic import — it yields no candidates and the
 //! call is counted as unresolved.
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use rayon::prelude::*;
 
 use crate::discover::{DepTarget, Workspace};
 use crate::ir::*;
 use crate::ty::{canonical_external, prelude_path, TraitRef, Ty, TyCon};
+
+/// A table keyed by item or method names, only ever looked up by name (never iterated where
+/// order could reach the output: `scope.rs` collects what it iterates into ordered sets). Hashed
+/// with foldhash at a fixed seed rather than ordered: a `BTreeMap<String, _>` lookup compares
+/// keys byte by byte down the tree, and method lookup, trait methods and glob walks were a
+/// tenth of a one-edit deno run's CPU in `memcmp` that way.
+pub type NameMap<V> = std::collections::HashMap<String, V, foldhash::fast::FixedState>;
 
 pub type ModId = usize;
 pub type FnId = usize;
@@ -38,9 +47,9 @@ pub struct Module {
     pub path: Vec<String>,
     pub parent: Option<ModId>,
     pub file: FileId,
-    pub items: BTreeMap<String, Vec<Res>>,
+    pub items: NameMap<Vec<Res>>,
     pub uses: Vec<IrUse>,
-    pub imports: BTreeMap<String, Vec<Res>>,
+    pub imports: NameMap<Vec<Res>>,
     pub globs: Vec<Res>,
     /// Named imports that were resolved, in part, through a guess: a name looked up in a glob
     /// import of an unanalysed module (`use std::io::prelude::*; use versions_error::*;`).
@@ -87,7 +96,7 @@ pub enum TypeKind {
     },
     Union,
     Trait {
-        methods: BTreeMap<String, FnId>,
+        methods: NameMap<FnId>,
         supertraits: ThinVec<IrPath>,
     },
     Alias {
@@ -103,7 +112,7 @@ pub struct TypeDef {
     pub name: String,
     pub kind: TypeKind,
     /// Inherent methods by name.
-    pub inherent: BTreeMap<String, Vec<FnId>>,
+    pub inherent: NameMap<Vec<FnId>>,
     /// Trait impls for this type (self type resolved to it).
     pub trait_impls: Vec<ImplId>,
     /// Traits named by the type's `#[derive(..)]` (unresolved paths, looked up in `module`).
@@ -117,7 +126,7 @@ pub struct ImplDef {
     pub ir_self: IrType,
     pub ir_trait: Option<IrPath>,
     pub generics: ThinVec<IrGeneric>,
-    pub fns: BTreeMap<String, FnId>,
+    pub fns: NameMap<FnId>,
     pub assoc_types: Vec<(String, IrType)>,
     pub self_ty: Ty,
     pub trait_ref: Option<TraitRef>,
@@ -153,12 +162,15 @@ pub struct Index {
     /// Impls whose self type is a bare generic (`impl<T: X> Tr for T`), by trait.
     pub blanket_impls: Vec<ImplId>,
     /// Trait impls of the analysed graph for external types (`impl PathExt for Path`), by path.
-    pub external_impls: BTreeMap<String, Vec<ImplId>>,
+    pub external_impls: NameMap<Vec<ImplId>>,
+    /// Per key of `external_impls`, computed on first use: by method name, those of its impls
+    /// that may provide the method ([`Index::external_impls_with`]).
+    pub external_impls_by_method: NameMap<std::sync::OnceLock<NameMap<Vec<ImplId>>>>,
     /// Macros by name, in id order.
-    pub macros_by_name: BTreeMap<String, Vec<usize>>,
+    pub macros_by_name: NameMap<Vec<usize>>,
     /// Blanket impls by the method names they provide (their own fns and their trait's default
     /// methods): method lookup asks only the few that can answer.
-    pub blanket_by_method: BTreeMap<String, Vec<ImplId>>,
+    pub blanket_by_method: NameMap<Vec<ImplId>>,
     /// Local traits that have at least one blanket impl.
     pub traits_with_blanket: BTreeSet<TypeId>,
     /// Each unit's transitive dependencies, computed on first use (`scope.rs`).
@@ -189,8 +201,43 @@ const MAX_RESOLVE_DEPTH: usize = 24;
 /// whether that rests on a guess, whether the `use` is public.
 type ImportUpdate = (ModId, Option<String>, Vec<Res>, bool, bool);
 
+/// The state one pass of the import fixpoint reads besides the index: what each module's imports
+/// and globs already hold, and which modules the previous pass changed.
+struct ImportPass<'a> {
+    /// Whether a `use` whose reads are unchanged is skipped (always, but in tests).
+    incremental: bool,
+    seen_imports: &'a [HashMap<String, HashSet<Res>>],
+    seen_globs: &'a [HashSet<Res>],
+    dirty: &'a [bool],
+}
+
+/// What one path resolution learnt besides its result: whether it rested on a guess, and, when
+/// asked for (`reads` is `Some`), every module whose names, imports or globs it read. The import
+/// fixpoint uses the latter to re-resolve only the `use`s whose inputs changed (see
+/// [`Index::resolve_imports`]).
+#[derive(Default)]
+struct Trace {
+    guessed: bool,
+    reads: Option<Vec<ModId>>,
+}
+
+impl Trace {
+    fn recording(module: ModId) -> Trace {
+        Trace {
+            guessed: false,
+            reads: Some(vec![module]),
+        }
+    }
+}
+
 impl Index {
     pub fn build(ws: &Workspace, loaded: Vec<LoadedUnit>) -> Index {
+        Index::build_with(ws, loaded, true)
+    }
+
+    /// [`Index::build`]; `incremental: false` re-resolves every `use` on every pass of the
+    /// import fixpoint (the reference the tests compare the incremental fixpoint against).
+    fn build_with(ws: &Workspace, loaded: Vec<LoadedUnit>, incremental: bool) -> Index {
         let mut index = Index::default();
         // Units first so cross-unit references can be filled in by id.
         for unit in &ws.units {
@@ -213,6 +260,7 @@ impl Index {
         // dependency's unit is added: a crate that sorts before its dependency (kanidm's
         // `kanidmd_core` before `kanidmd_lib`) would otherwise bind an unanalysed name.
         let mut extern_crates = Vec::new();
+        index.reserve_for(&loaded);
         for lu in loaded {
             index.add_unit(lu, &mut extern_crates);
         }
@@ -225,7 +273,7 @@ impl Index {
             };
             index.modules[module].imports.insert(key, res);
         }
-        index.resolve_imports();
+        index.resolve_imports(incremental);
         index.resolve_impls();
         index.unit_deps = (0..index.units.len())
             .map(|_| std::sync::OnceLock::new())
@@ -236,7 +284,62 @@ impl Index {
         index.supertrait_refs = (0..index.types.len())
             .map(|_| std::sync::OnceLock::new())
             .collect();
+        index.external_impls_by_method = index
+            .external_impls
+            .keys()
+            .map(|p| (p.clone(), std::sync::OnceLock::new()))
+            .collect();
         index
+    }
+
+    /// The impls of `external_impls[p]` (in the same order) that may provide `method`: those
+    /// with a fn of that name, and those of a local trait that has, or whose supertraits
+    /// (transitively) have, a method of that name. The others provide no such method, so method
+    /// lookup skips them: asking each impl of a std type for every method called on one (deno
+    /// implements its own traits for `String`, `str`, `Vec`, ...) was a quarter of resolution.
+    /// A superset of what lookup then accepts (it still checks each impl, and its supertrait
+    /// walk is bounded in depth), so skipping the rest changes no answer.
+    pub fn external_impls_with(&self, p: &str, method: &str) -> &[ImplId] {
+        let Some(by_method) = self.external_impls_by_method.get(p) else {
+            return &[];
+        };
+        by_method
+            .get_or_init(|| {
+                let mut out: NameMap<Vec<ImplId>> = NameMap::default();
+                for &iid in self.external_impls.get(p).into_iter().flatten() {
+                    let imp = &self.impls[iid];
+                    let mut names: BTreeSet<&str> = imp.fns.keys().map(String::as_str).collect();
+                    if let Some(TraitRef::Local(t)) = &imp.trait_ref {
+                        self.trait_method_names(*t, &mut BTreeSet::new(), &mut names);
+                    }
+                    for n in names {
+                        out.entry(n.to_string()).or_default().push(iid);
+                    }
+                }
+                out
+            })
+            .get(method)
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// The method names of trait `tr` and of its local supertraits, transitively.
+    fn trait_method_names<'a>(
+        &'a self,
+        tr: TypeId,
+        visited: &mut BTreeSet<TypeId>,
+        names: &mut BTreeSet<&'a str>,
+    ) {
+        if !visited.insert(tr) {
+            return;
+        }
+        if let TypeKind::Trait { methods, .. } = &self.types[tr].kind {
+            names.extend(methods.keys().map(String::as_str));
+        }
+        for s in self.supertraits_of(tr) {
+            if let TraitRef::Local(st) = s {
+                self.trait_method_names(*st, visited, names);
+            }
+        }
     }
 
     /// The supertraits of trait `tr`, resolved in its module; empty for any other type. Method
@@ -251,6 +354,35 @@ impl Index {
                 .collect(),
             _ => Vec::new(),
         })
+    }
+
+    /// Reserves room for every unit's modules and items: grown one push at a time, the tables
+    /// (200 000 functions on deno, each `FnDef` holding its IR inline) were reallocated and
+    /// moved at every doubling, a sixth of the index stage's serial time in a profile.
+    fn reserve_for(&mut self, loaded: &[LoadedUnit]) {
+        let modules = loaded.iter().flat_map(|lu| &lu.modules);
+        let (mut m, mut f, mut t, mut i, mut mac) = (0, 0, 0, 0, 0);
+        for module in modules {
+            m += 1;
+            f += module.fns.len() + module.foreign_fns.len();
+            f += module.impls.iter().map(|imp| imp.fns.len()).sum::<usize>();
+            f += module
+                .types
+                .iter()
+                .map(|ty| match &ty.kind {
+                    IrItemKind::Trait { methods, .. } => methods.len(),
+                    _ => 0,
+                })
+                .sum::<usize>();
+            t += module.types.len();
+            i += module.impls.len();
+            mac += module.macros.len();
+        }
+        self.modules.reserve(m);
+        self.fns.reserve(f);
+        self.types.reserve(t);
+        self.impls.reserve(i);
+        self.macros.reserve(mac);
     }
 
     /// Adds one unit's modules and items; its `extern crate` declarations go to `extern_crates`
@@ -273,9 +405,9 @@ impl Index {
                 path: m.path.clone(),
                 parent,
                 file: m.file as usize,
-                items: BTreeMap::new(),
+                items: NameMap::default(),
                 uses: m.uses,
-                imports: BTreeMap::new(),
+                imports: NameMap::default(),
                 globs: Vec::new(),
                 guessed_imports: BTreeSet::new(),
                 guessed_globs: BTreeSet::new(),
@@ -342,11 +474,11 @@ impl Index {
                                 variants: Vec::new(),
                                 generics: ThinVec::new(),
                             },
-                            inherent: BTreeMap::new(),
+                            inherent: NameMap::default(),
                             trait_impls: Vec::new(),
                             derives: ThinVec::new(),
                         });
-                        let mut by_name = BTreeMap::new();
+                        let mut by_name = NameMap::default();
                         for mf in methods {
                             let fid = self.push_fn(
                                 lu.unit,
@@ -375,7 +507,7 @@ impl Index {
                     module: id,
                     name: t.name.clone(),
                     kind,
-                    inherent: BTreeMap::new(),
+                    inherent: NameMap::default(),
                     trait_impls: Vec::new(),
                     derives: t.derives,
                 });
@@ -393,7 +525,7 @@ impl Index {
                     ir_self: imp.self_ty,
                     ir_trait: imp.trait_,
                     generics: imp.generics,
-                    fns: BTreeMap::new(),
+                    fns: NameMap::default(),
                     assoc_types: imp.assoc_types,
                     self_ty: Ty::Unknown,
                     trait_ref: None,
@@ -463,18 +595,30 @@ impl Index {
     /// Resolves `use` declarations to a fixpoint: each pass resolves what the previous passes
     /// made reachable; chains through re-exports across crates settle in a few passes.
     ///
-    /// Near-linear by construction: a pass costs one path resolution per `use`, membership tests
-    /// are hash-set lookups (not scans of the growing lists), and guesses never feed guesses, so
-    /// the values only grow along chains written in the source and the passes settle.
-    fn resolve_imports(&mut self) {
+    /// Near-linear by construction: a pass costs at most one path resolution per `use`,
+    /// membership tests are hash-set lookups (not scans of the growing lists), and guesses never
+    /// feed guesses, so the values only grow along chains written in the source and the passes
+    /// settle.
+    ///
+    /// Incremental: a resolution is a function of the state (imports, globs, guesses; items never
+    /// change) of the modules it read, which it records ([`Trace`]). A `use` none of whose read
+    /// modules changed in the last pass's updates would resolve as before, and what it resolved
+    /// to is already recorded (the sets only grow), so it would push no update: it is not resolved
+    /// again. The updates, their order and the number of passes are those of re-resolving every
+    /// `use` on every pass; the later passes resolve only the `use`s that read what changed.
+    ///
+    /// Each pass resolves the modules' `use`s in parallel against the state left by the previous
+    /// pass (nothing is written during a pass) and collects the updates in module order, so the
+    /// result does not depend on the thread count.
+    fn resolve_imports(&mut self, incremental: bool) {
         // Per module: what `imports` and `globs` already hold, for O(1) "is it new" checks.
-        let mut seen_imports: Vec<HashSet<(String, Res)>> = self
+        let mut seen_imports: Vec<HashMap<String, HashSet<Res>>> = self
             .modules
             .iter()
             .map(|m| {
                 m.imports
                     .iter()
-                    .flat_map(|(n, rs)| rs.iter().map(move |r| (n.clone(), r.clone())))
+                    .map(|(n, rs)| (n.clone(), rs.iter().cloned().collect()))
                     .collect()
             })
             .collect();
@@ -500,63 +644,40 @@ impl Index {
             m.private_imports = private.difference(&public).cloned().collect();
         }
         let mut public_globs: Vec<HashSet<Res>> = vec![HashSet::new(); self.modules.len()];
+        // Per module and `use`: the modules its last resolution read (`None`: never resolved).
+        let mut reads: Vec<Vec<Option<Box<[ModId]>>>> = self
+            .modules
+            .iter()
+            .map(|m| vec![None; m.uses.len()])
+            .collect();
+        // The modules the last pass's updates changed.
+        let mut dirty = vec![false; self.modules.len()];
         for _pass in 0..MAX_RESOLVE_DEPTH {
+            let this = &*self;
+            let pass = ImportPass {
+                incremental,
+                seen_imports: &seen_imports,
+                seen_globs: &seen_globs,
+                dirty: &dirty,
+            };
+            let per_module: Vec<(Vec<ImportUpdate>, usize)> = this
+                .modules
+                .par_iter()
+                .zip(reads.par_iter_mut())
+                .enumerate()
+                .map(|(mid, (m, reads))| this.resolve_module_uses(mid, m, reads, &pass))
+                .collect();
             let mut updates: Vec<ImportUpdate> = Vec::new();
-            for (mid, m) in self.modules.iter().enumerate() {
-                for u in &m.uses {
-                    let Some((path, name)) = use_binding(u) else {
-                        continue;
-                    };
-                    self.import_work += 1;
-
-                    // `use async_trait::async_trait;`: a path that starts with the name it binds,
-                    // that of an extern crate, starts at the crate, as in rustc (an import never
-                    // names itself; another local name shadowing the crate would be ambiguous).
-                    // Looked up in the module, the first segment would find this very import and
-                    // the result would grow by one segment per pass, so the fixpoint would never
-                    // settle and every pass up to the limit would run.
-                    let names_own_crate = !u.leading_colon
-                        && name.as_deref() == Some(path[0].as_str())
-                        && !self.extern_crate(m.unit, &path[0]).is_empty();
-                    let mut guessed = false;
-                    let res = self.resolve_path_tracked(
-                        mid,
-                        path,
-                        u.leading_colon || names_own_crate,
-                        0,
-                        &mut guessed,
-                    );
-                    self.import_work += res.len();
-                    if res.is_empty() {
-                        continue;
-                    }
-                    // Re-resolved every pass: a name first seen through a half-resolved chain
-                    // (only the module of that name) gains the fn later.
-                    let new = match &name {
-                        Some(n) => res
-                            .iter()
-                            .any(|r| !seen_imports[mid].contains(&(n.clone(), r.clone()))),
-                        None => res.iter().any(|r| !seen_globs[mid].contains(r)),
-                    };
-                    let newly_guessed = guessed
-                        && match &name {
-                            Some(n) => !m.guessed_imports.contains(n),
-                            None => res.iter().any(|r| match r {
-                                Res::External(p) | Res::ExternalRoot(p) => {
-                                    !m.guessed_globs.contains(p)
-                                }
-                                _ => false,
-                            }),
-                        };
-                    if new || newly_guessed {
-                        updates.push((mid, name, res, guessed, u.public));
-                    }
-                }
+            for (module_updates, work) in per_module {
+                self.import_work += work;
+                updates.extend(module_updates);
             }
             if updates.is_empty() {
                 break;
             }
+            dirty.iter_mut().for_each(|d| *d = false);
             for (mid, name, res, guessed, public) in updates {
+                dirty[mid] = true;
                 if public && name.is_none() {
                     public_globs[mid].extend(res.iter().cloned());
                 }
@@ -566,9 +687,10 @@ impl Index {
                         if guessed {
                             module.guessed_imports.insert(n.clone());
                         }
-                        let entry = module.imports.entry(n.clone()).or_default();
+                        let seen = seen_imports[mid].entry(n.clone()).or_default();
+                        let entry = module.imports.entry(n).or_default();
                         for r in res {
-                            if seen_imports[mid].insert((n.clone(), r.clone())) {
+                            if seen.insert(r.clone()) {
                                 entry.push(r);
                             }
                         }
@@ -601,16 +723,99 @@ impl Index {
         }
     }
 
+    /// One pass of [`Index::resolve_imports`] over the `use`s of module `mid`: the updates they
+    /// yield (in `use` order) and the work done. A `use` whose last resolution read no module the
+    /// previous pass changed is skipped; the others are resolved and their reads recorded.
+    fn resolve_module_uses(
+        &self,
+        mid: ModId,
+        m: &Module,
+        reads: &mut [Option<Box<[ModId]>>],
+        pass: &ImportPass<'_>,
+    ) -> (Vec<ImportUpdate>, usize) {
+        let mut updates = Vec::new();
+        let mut work = 0;
+        for (u, last_reads) in m.uses.iter().zip(reads.iter_mut()) {
+            if let Some(read) = last_reads.as_deref().filter(|_| pass.incremental) {
+                if !read.iter().any(|r| pass.dirty[*r]) {
+                    continue;
+                }
+            }
+            let Some((path, name)) = use_binding(u) else {
+                continue;
+            };
+            work += 1;
+
+            // `use async_trait::async_trait;`: a path that starts with the name it binds, that
+            // of an extern crate, starts at the crate, as in rustc (an import never names itself;
+            // another local name shadowing the crate would be ambiguous). Looked up in the
+            // module, the first segment would find this very import and the result would grow
+            // by one segment per pass, so the fixpoint would never settle and every pass up to
+            // the limit would run.
+            let names_own_crate = !u.leading_colon
+                && name.as_deref() == Some(path[0].as_str())
+                && !self.extern_crate(m.unit, &path[0]).is_empty();
+            // The module itself is always among the reads: whether a result is new depends on
+            // its imports, globs and guesses.
+            let mut trace = Trace::recording(mid);
+            let res = self.resolve_path_tracked(
+                mid,
+                path,
+                u.leading_colon || names_own_crate,
+                0,
+                &mut trace,
+            );
+            let mut read = trace.reads.unwrap_or_default();
+            read.sort_unstable();
+            read.dedup();
+            *last_reads = Some(read.into_boxed_slice());
+            let guessed = trace.guessed;
+            work += res.len();
+            if res.is_empty() {
+                continue;
+            }
+            // Re-resolved every pass: a name first seen through a half-resolved chain (only the
+            // module of that name) gains the fn later.
+            let new = match &name {
+                Some(n) => {
+                    let seen = pass.seen_imports[mid].get(n.as_str());
+                    res.iter().any(|r| !seen.is_some_and(|s| s.contains(r)))
+                }
+                None => res.iter().any(|r| !pass.seen_globs[mid].contains(r)),
+            };
+            let newly_guessed = guessed
+                && match &name {
+                    Some(n) => !m.guessed_imports.contains(n),
+                    None => res.iter().any(|r| match r {
+                        Res::External(p) | Res::ExternalRoot(p) => !m.guessed_globs.contains(p),
+                        _ => false,
+                    }),
+                };
+            if new || newly_guessed {
+                updates.push((mid, name, res, guessed, u.public));
+            }
+        }
+        (updates, work)
+    }
+
+    /// Resolves every impl's self type and trait, then files the impl under them. The
+    /// resolutions read only modules and type definitions' kinds, which filing never changes, so
+    /// they run in parallel first; filing then runs in impl order as before.
     fn resolve_impls(&mut self) {
-        for iid in 0..self.impls.len() {
-            let module = self.impls[iid].module;
-            let generics = self.impls[iid].generics.clone();
-            let self_ty =
-                self.resolve_type(module, &self.impls[iid].ir_self.clone(), &generics, None);
-            let trait_ref = self.impls[iid]
-                .ir_trait
-                .clone()
-                .map(|p| self.resolve_trait(module, &p));
+        let this = &*self;
+        let resolved: Vec<(Ty, Option<TraitRef>)> = this
+            .impls
+            .par_iter()
+            .map(|imp| {
+                let self_ty = this.resolve_type(imp.module, &imp.ir_self, &imp.generics, None);
+                let trait_ref = imp
+                    .ir_trait
+                    .as_ref()
+                    .map(|p| this.resolve_trait(imp.module, p));
+                (self_ty, trait_ref)
+            })
+            .collect();
+        for (iid, (self_ty, trait_ref)) in resolved.into_iter().enumerate() {
             match (&self_ty, &trait_ref) {
                 (Ty::Adt(TyCon::Local(tid), _), None) => {
                     let names: Vec<(String, FnId)> = self.impls[iid]
@@ -677,7 +882,7 @@ impl Index {
         module: ModId,
         name: &str,
         depth: usize,
-        guessed: &mut bool,
+        trace: &mut Trace,
     ) -> Vec<Res> {
         let mut found = Vec::new();
         let mut visited = BTreeSet::new();
@@ -688,8 +893,12 @@ impl Index {
             depth,
             &mut visited,
             &mut found,
-            guessed,
+            &mut trace.guessed,
         );
+        // The walk reads the state of exactly the modules it visits (each once).
+        if let Some(reads) = &mut trace.reads {
+            reads.extend(visited);
+        }
         found
     }
 
@@ -771,7 +980,7 @@ impl Index {
         module: ModId,
         name: &str,
         depth: usize,
-        guessed: &mut bool,
+        trace: &mut Trace,
     ) -> Vec<Res> {
         match name {
             "super" => {
@@ -784,9 +993,9 @@ impl Index {
             "self" => return vec![Res::Module(module)],
             _ => {}
         }
-        let found = self.lookup_in_module(module, name, depth, guessed);
+        let found = self.lookup_in_module(module, name, depth, trace);
         if found.is_empty() {
-            self.external_glob(module, name, guessed)
+            self.external_glob(module, name, trace)
         } else {
             found
         }
@@ -799,7 +1008,7 @@ impl Index {
         module: ModId,
         name: &str,
         depth: usize,
-        guessed: &mut bool,
+        trace: &mut Trace,
     ) -> Vec<Res> {
         let unit = self.modules[module].unit;
         match name {
@@ -815,7 +1024,7 @@ impl Index {
             "Self" => return Vec::new(),
             _ => {}
         }
-        let local = self.lookup_in_module(module, name, depth, guessed);
+        let local = self.lookup_in_module(module, name, depth, trace);
         if !local.is_empty() {
             return local;
         }
@@ -826,13 +1035,14 @@ impl Index {
         if let Some(p) = prelude_path(name) {
             return vec![Res::External(p)];
         }
-        self.external_glob(module, name, guessed)
+        self.external_glob(module, name, trace)
     }
 
     /// `use std::fs::*` in a module: a name not found otherwise may come from that glob. Every
     /// such glob is a candidate (we cannot list an unanalysed module's names); never used for
-    /// names of std's prelude, nor from a glob whose own path is a guess. Sets `guessed`.
-    fn external_glob(&self, module: ModId, name: &str, guessed: &mut bool) -> Vec<Res> {
+    /// names of std's prelude, nor from a glob whose own path is a guess. Sets `guessed`. Every
+    /// caller has just looked `name` up in `module`, so `module` is among the trace's reads.
+    fn external_glob(&self, module: ModId, name: &str, trace: &mut Trace) -> Vec<Res> {
         if prelude_path(name).is_some() {
             return Vec::new();
         }
@@ -850,45 +1060,49 @@ impl Index {
             })
             .collect();
         if !found.is_empty() {
-            *guessed = true;
+            trace.guessed = true;
         }
         found
     }
 
-    /// Resolves a path written in `module` to every item it may name.
-    pub fn resolve_path_in(
+    /// Resolves a path written in `module` to every item it may name. Segments may be borrowed
+    /// (`&str`): the type and trait resolutions of every resolved body used to copy each path's
+    /// segments into fresh `String`s first.
+    pub fn resolve_path_in<S: AsRef<str>>(
         &self,
         module: ModId,
-        segs: &[String],
+        segs: &[S],
         leading_colon: bool,
         depth: usize,
     ) -> Vec<Res> {
-        self.resolve_path_tracked(module, segs, leading_colon, depth, &mut false)
+        self.resolve_path_tracked(module, segs, leading_colon, depth, &mut Trace::default())
     }
 
-    /// `resolve_path_in`, also saying (in `guessed`) whether any segment rested on a guess.
-    fn resolve_path_tracked(
+    /// `resolve_path_in`, also saying (in `trace.guessed`) whether any segment rested on a guess
+    /// and, if asked, which modules' state it read.
+    fn resolve_path_tracked<S: AsRef<str>>(
         &self,
         module: ModId,
-        segs: &[String],
+        segs: &[S],
         leading_colon: bool,
         depth: usize,
-        guessed: &mut bool,
+        trace: &mut Trace,
     ) -> Vec<Res> {
         if segs.is_empty() || depth > MAX_RESOLVE_DEPTH {
             return Vec::new();
         }
+        let first = segs[0].as_ref();
         let mut current: Vec<Res> = if leading_colon {
-            self.extern_crate(self.modules[module].unit, &segs[0])
+            self.extern_crate(self.modules[module].unit, first)
         } else {
-            self.resolve_first(module, &segs[0], depth + 1, guessed)
+            self.resolve_first(module, first, depth + 1, trace)
         };
-        for seg in &segs[1..] {
+        for seg in segs[1..].iter().map(AsRef::as_ref) {
             let mut next = Vec::new();
             for r in &current {
                 match r {
                     Res::Module(m) => {
-                        for x in self.lookup_segment(*m, seg, depth + 1, guessed) {
+                        for x in self.lookup_segment(*m, seg, depth + 1, trace) {
                             if !next.contains(&x) {
                                 next.push(x);
                             }
@@ -896,7 +1110,7 @@ impl Index {
                     }
                     Res::ExternalRoot(p) | Res::External(p) => {
                         let mut q = p.clone();
-                        q.push(seg.clone());
+                        q.push(seg.to_string());
                         let q = canonical_external(q);
                         let r = if matches!(r, Res::ExternalRoot(_)) {
                             Res::ExternalRoot(q)
@@ -924,7 +1138,7 @@ impl Index {
     }
 
     pub fn resolve_trait(&self, module: ModId, p: &IrPath) -> TraitRef {
-        let names: Vec<String> = p.segments.iter().map(|s| s.name.to_string()).collect();
+        let names: Vec<&str> = p.segments.iter().map(|s| s.name.as_str()).collect();
         let found = self.resolve_path_in(module, &names, p.leading_colon, 0);
         // A trait of the graph first: a derive macro of the same name may be found beside it.
         for r in &found {
@@ -1004,8 +1218,8 @@ impl Index {
                     .last()
                     .map(|s| s.generics.iter().map(rec).collect())
                     .unwrap_or_default();
-                let names: Vec<String> = p.segments.iter().map(|s| s.name.to_string()).collect();
-                if names.first().is_some_and(|n| n == "Self") && names.len() == 2 {
+                let names: Vec<&str> = p.segments.iter().map(|s| s.name.as_str()).collect();
+                if names.first().is_some_and(|n| *n == "Self") && names.len() == 2 {
                     // `Self::Target` and friends: look in the impl's associated types.
                     return Ty::Unknown;
                 }
@@ -1314,15 +1528,15 @@ mod tests {
             "fs".into(),
             "sub".into()
         ])));
-        let mut guessed = false;
+        let mut trace = super::Trace::default();
         let found = index.resolve_path_tracked(
             index.units[0].root,
             &["read".to_string()],
             false,
             0,
-            &mut guessed,
+            &mut trace,
         );
-        assert!(guessed);
+        assert!(trace.guessed);
         assert_eq!(
             found,
             vec![Res::External(vec![
@@ -1331,6 +1545,170 @@ mod tests {
                 "read".into()
             ])]
         );
+    }
+
+    /// Everything the import fixpoint computes for each module, in a comparable form.
+    fn import_state(index: &Index) -> Vec<String> {
+        index
+            .modules
+            .iter()
+            .map(|m| {
+                let imports: std::collections::BTreeMap<_, _> = m.imports.iter().collect();
+                format!(
+                    "{:?} imports {imports:?} globs {:?} guessed {:?} {:?} private {:?} {:?}",
+                    m.path,
+                    m.globs,
+                    m.guessed_imports,
+                    m.guessed_globs,
+                    m.private_imports,
+                    m.private_globs
+                )
+            })
+            .collect()
+    }
+
+    /// Re-exports that settle one link per pass (each module names the next one's re-export,
+    /// declared before it), glob cycles, guesses from an unanalysed glob and private uses.
+    fn many_pass_imports() -> String {
+        let mut src = String::new();
+        for i in 0..12 {
+            src.push_str(&format!(
+                "pub mod a{i} {{ pub use super::a{}::X; }}\n",
+                i + 1
+            ));
+        }
+        src.push_str("pub mod a12 { pub struct X; pub fn f() {} }\n");
+        src.push_str(
+            "pub mod p { pub use super::q::*; pub use super::a0::X as PX; pub fn pf() {} }\n\
+             pub mod q { pub use super::p::*; use std::io::prelude::*; pub fn qf() {} }\n\
+             mod user { use crate::p::{qf, PX}; use crate::q::*; use generated::*; }\n\
+             mod helpers { use std::fs::read as private_read; pub use crate::a3::*; }\n\
+             pub use helpers::*;\n",
+        );
+        src.push_str(&glob_reexport_chain(20));
+        src.push_str(&guessed_globs(4));
+        src
+    }
+
+    /// The incremental fixpoint skips the `use`s whose reads did not change, and ends in the
+    /// very state of re-resolving every `use` on every pass, with less work.
+    #[test]
+    fn incremental_import_fixpoint_matches_full_re_resolution() {
+        let (ws, _scratch) = scratch_workspace(
+            "index-incremental",
+            &many_pass_imports(),
+            SourceKind::Workspace,
+            false,
+        );
+        let build = |incremental: bool| {
+            let load = crate::load::load_unit(&ws, 0);
+            Index::build_with(&ws, vec![load.loaded], incremental)
+        };
+        let (full, incremental) = (build(false), build(true));
+        assert_eq!(import_state(&incremental), import_state(&full));
+        // The chain really needed many passes, and was resolved through.
+        let user = module_named(&full, "user");
+        assert!(
+            matches!(
+                full.modules[user].imports.get("PX").map(Vec::as_slice),
+                Some([Res::Type(_)])
+            ),
+            "{:?}",
+            full.modules[user].imports.get("PX")
+        );
+        assert!(
+            incremental.import_work * 2 < full.import_work,
+            "incremental work {} vs full {}",
+            incremental.import_work,
+            full.import_work
+        );
+    }
+
+    /// A resolution records every module whose state it read: the module it starts in and each
+    /// module a glob walk visits.
+    #[test]
+    fn a_traced_resolution_records_the_modules_it_read() {
+        let index = index_of(
+            "index-trace",
+            "pub mod a { pub use crate::b::*; }\npub mod b { pub fn f() {} }\nmod c { }\n",
+        );
+        let (root, a, b, c) = (
+            index.units[0].root,
+            module_named(&index, "a"),
+            module_named(&index, "b"),
+            module_named(&index, "c"),
+        );
+        let mut trace = super::Trace::recording(root);
+        let found = index.resolve_path_tracked(root, &["a", "f"], false, 0, &mut trace);
+        assert!(matches!(found.as_slice(), [Res::Fn(_)]), "{found:?}");
+        let mut reads = trace.reads.unwrap();
+        reads.sort_unstable();
+        reads.dedup();
+        assert!(reads.contains(&root) && reads.contains(&a) && reads.contains(&b));
+        assert!(!reads.contains(&c));
+    }
+
+    /// Method lookup on a std type asks only the impls that may provide the method: own fns,
+    /// the trait's methods and its supertraits', in impl order; an impl providing neither is
+    /// left out.
+    #[test]
+    fn external_impls_are_indexed_by_the_methods_they_may_provide() {
+        let index = index_of(
+            "index-external-by-method",
+            "pub trait A { fn a(&self) {} }\n\
+             pub trait B: A { fn b(&self) {} }\n\
+             pub trait C { fn c(&self); }\n\
+             impl B for String {}\n\
+             impl A for String {}\n\
+             impl C for String { fn c(&self) {} }\n",
+        );
+        let (key, impls) = index.external_impls.iter().next().expect("impls on String");
+        assert_eq!(impls.len(), 3, "{key}");
+        let trait_of = |iid: &usize| match &index.impls[*iid].trait_ref {
+            Some(crate::ty::TraitRef::Local(t)) => index.types[*t].name.clone(),
+            other => format!("{other:?}"),
+        };
+        let names = |method: &str| -> Vec<String> {
+            index
+                .external_impls_with(key, method)
+                .iter()
+                .map(trait_of)
+                .collect()
+        };
+        assert_eq!(names("a"), ["B", "A"]);
+        assert_eq!(names("b"), ["B"]);
+        assert_eq!(names("c"), ["C"]);
+        assert!(names("len").is_empty());
+        assert!(index.external_impls_with("no::Such", "a").is_empty());
+    }
+
+    /// The parallel import passes and impl resolution give the same index whatever the thread
+    /// count.
+    #[test]
+    fn the_index_does_not_depend_on_the_thread_count() {
+        let (ws, _scratch) = scratch_workspace(
+            "index-threads",
+            &format!(
+                "{}\npub struct S; impl S {{ pub fn m(&self) {{}} }}\n\
+                 pub trait T {{ fn t(&self) {{}} }} impl T for S {{}} impl<U: T> T for Vec<U> {{}}\n",
+                many_pass_imports()
+            ),
+            SourceKind::Workspace,
+            false,
+        );
+        let state = |threads: usize| {
+            crate::analysis_pool(Some(threads)).unwrap().install(|| {
+                let load = crate::load::load_unit(&ws, 0);
+                let index = Index::build(&ws, vec![load.loaded]);
+                let impls: Vec<String> = index
+                    .impls
+                    .iter()
+                    .map(|i| format!("{:?} {:?}", i.self_ty, i.trait_ref))
+                    .collect();
+                (import_state(&index), impls, index.import_work)
+            })
+        };
+        assert_eq!(state(1), state(4));
     }
 
     /// A private `use` is not re-exported by a glob (`pub use helpers::*` must not make

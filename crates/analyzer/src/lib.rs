@@ -469,3 +469,38 @@ fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usiz
         }
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::discover::SourceKind;
+    use crate::testutil::{analyze_workspace_of, scratch_workspace};
+
+    /// The stages that run in parallel (import passes, impl resolution, resolution, the graph's
+    /// per-function flattening) give the same report whatever the thread count.
+    #[test]
+    fn the_report_does_not_depend_on_the_thread_count() {
+        let src = "use std::io::Read;\n\
+                   pub mod io { pub use std::fs::*; pub fn load() -> String { read_to_string(\"x\").unwrap() } }\n\
+                   pub mod api { pub use super::io::*; }\n\
+                   pub struct S;\n\
+                   impl S { pub fn slow(&self) { std::thread::sleep(std::time::Duration::from_secs(1)); } }\n\
+                   pub trait Work { fn work(&self) { api::load(); } }\n\
+                   impl Work for S {}\n\
+                   pub async fn a() { S.slow(); S.work(); }\n\
+                   pub async fn b() { let mut f = std::fs::File::open(\"x\").unwrap(); let mut s = String::new(); f.read_to_string(&mut s).unwrap(); }\n\
+                   pub async fn c() { tokio::spawn(async { api::load(); }); tokio::task::spawn_blocking(|| api::load()); }\n\
+                   pub fn main() { let _ = std::sync::Mutex::new(0).lock(); }\n";
+        let (ws, _scratch) = scratch_workspace("lib-threads", src, SourceKind::Workspace, false);
+        let report = |threads: usize| {
+            let mut r = crate::analysis_pool(Some(threads))
+                .unwrap()
+                .install(|| analyze_workspace_of(&ws));
+            r.stats.seconds = 0.0;
+            r.stats.phases.clear();
+            serde_json::to_string(&r).unwrap()
+        };
+        let one = report(1);
+        assert!(one.contains("NB"), "no finding: {one}");
+        assert_eq!(one, report(3));
+    }
+}

@@ -1694,7 +1694,7 @@ impl Walker<'_> {
                     // Extension traits of the analysed graph implemented for std types, explicitly
                     // or by a blanket impl, when in scope at the call.
                     let mut explicit = Vec::new();
-                    for &iid in self.index.external_impls.get(p).into_iter().flatten() {
+                    for &iid in self.index.external_impls_with(p, method) {
                         // `impl Ext for [u8]` is no method of a `[String]`.
                         if let (Ty::Slice(have), Ty::Slice(want)) =
                             (&peeled, &self.index.impls[iid].self_ty)

@@ -37,6 +37,9 @@ pub(crate) fn returned_params(index: &Index, resolved: &[Vec<Body>]) -> Vec<BTre
             if def.ir.sig.params.is_empty() {
                 return None;
             }
+            // An unresolved function (no root reaches it) has no body here: skip it before
+            // walking its tail.
+            let body = bodies.iter().find(|b| b.kind == BodyKind::Fn)?;
             let tail = tail(def.ir.body.as_ref()?)?;
             // A tail that never names a parameter returns none: most functions stop here, before
             // their call targets are collected.
@@ -48,7 +51,6 @@ pub(crate) fn returned_params(index: &Index, resolved: &[Vec<Body>]) -> Vec<BTre
             if !names_param {
                 return None;
             }
-            let body = bodies.iter().find(|b| b.kind == BodyKind::Fn)?;
             // The analysed functions each call position resolves to.
             let mut targets = CallTargets::new();
             for c in &body.calls {
