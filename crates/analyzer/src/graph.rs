@@ -230,7 +230,12 @@ pub fn build(
                 let root = if in_init.contains(&body_index) {
                     (reports_here && rules.report_init && !off_worker.contains(&body_index))
                         .then_some(RootKind::InitAsync)
-                } else if reports_here && !off_worker.contains(&body_index) {
+                } else if reports_here
+                    && !off_worker.contains(&body_index)
+                    // An instance of a provided method runs where it is called: its base is the
+                    // root.
+                    && index.instances.get(f).is_none()
+                {
                     root_kind(index, f, b.kind).or_else(|| {
                         (b.kind == BodyKind::Fn && roots.contains(&index.fn_display(f)))
                             .then_some(RootKind::Configured)
@@ -509,6 +514,8 @@ pub(crate) fn resolve_absolute(index: &Index, path: &str) -> Vec<FnId> {
     }
     out.sort_unstable();
     out.dedup();
+    // A trait's method names its instances for each implementor too.
+    index.instances.widen(&mut out);
     out
 }
 

@@ -81,7 +81,8 @@ pub struct FnDef {
     pub file: FileId,
     pub owner: FnOwner,
     pub foreign: bool,
-    pub ir: IrFn,
+    /// Shared: an instance ([`crate::instances`]) is another `FnDef` over its base's IR.
+    pub ir: std::sync::Arc<IrFn>,
 }
 
 #[derive(Debug)]
@@ -187,6 +188,9 @@ pub struct Index {
     /// the macro namespace and does not hide a type or trait of the same name from a glob
     /// (`pub use clap_builder::*`'s trait `Parser`).
     pub macro_crates: BTreeSet<String>,
+    /// Provided trait methods and generic fns instantiated for concrete types, appended to
+    /// `fns` after resolution ([`crate::instances`]).
+    pub instances: crate::instances::Instances,
 }
 
 /// A unit's lowered modules, as the loader produced them.
@@ -568,7 +572,7 @@ impl Index {
             file,
             owner,
             foreign,
-            ir,
+            ir: std::sync::Arc::new(ir),
         });
         self.fns.len() - 1
     }

@@ -16,6 +16,7 @@ pub mod guard;
 pub mod index;
 pub mod infer;
 pub mod inputs;
+pub mod instances;
 pub mod ir;
 pub mod load;
 pub mod lower;
@@ -242,7 +243,7 @@ pub(crate) fn analyze_configured(
             ..Default::default()
         });
     }
-    let index = index::Index::build(&ws, loaded);
+    let mut index = index::Index::build(&ws, loaded);
     lap("index", &mut phases);
     progress.phase("resolve", 0);
 
@@ -251,7 +252,11 @@ pub(crate) fn analyze_configured(
         bodies: resolved,
         panics,
         resolved: functions_resolved,
+        instances,
     } = resolve::resolve_reachable(&index, rules, &root_fns);
+    // Source functions; the instances of provided trait methods follow them in `index.fns`.
+    let functions = index.fns.len();
+    instances::materialize(&mut index, instances);
     for (f, panic) in panics {
         let package = &ws.packages[index.units[index.fns[f].unit].package].name;
         errors.push(guard::internal_error(
@@ -264,7 +269,13 @@ pub(crate) fn analyze_configured(
         .iter()
         .map(|u| (u.as_str().to_string(), 0))
         .collect();
-    for bodies in &resolved {
+    // Counted once per source function: an instance's calls are its base's ([`instances`]).
+    let mut counted = vec![false; functions];
+    for (f, bodies) in resolved.iter().enumerate() {
+        let source = index.instances.get(f).map_or(f, |i| i.base);
+        if bodies.is_empty() || std::mem::replace(&mut counted[source], true) {
+            continue;
+        }
         for b in bodies {
             count_unresolved(&b.calls, &mut unresolved_by_reason);
         }
@@ -322,7 +333,7 @@ pub(crate) fn analyze_configured(
         packages: ws.packages.len(),
         files: files.len(),
         bytes: files.iter().map(|f| f.bytes).sum(),
-        functions: index.fns.len(),
+        functions,
         functions_resolved,
         async_contexts: graph.bodies.iter().filter(|b| b.root.is_some()).count(),
         call_edges: graph.call_edges,

@@ -520,7 +520,12 @@ fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding
         "init" => message.push_str("; inside a one-time initialiser: it runs once per process"),
         _ => {}
     }
-    let fingerprint = fingerprint(&rule.id, &path[0], &r.api.path, kind);
+    let fingerprint = fingerprint(
+        &rule.id,
+        &crate::instances::stable_entry(input.index, &path[0], &r.steps[0]),
+        &r.api.path,
+        kind,
+    );
     let ffi_library = if rule.ffi {
         r.api.path.split("::").next()
     } else {

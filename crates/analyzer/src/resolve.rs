@@ -19,6 +19,7 @@ use rayon::prelude::*;
 use crate::critical::{self, Binding, Hold};
 use crate::index::{FnId, FnOwner, Index, ModId, Res, TypeKind};
 use crate::infer::{apply, unify, Subst};
+use crate::instances::{Instance, Table, PENDING};
 use crate::ir::METAVAR_PLACEHOLDER;
 use crate::ir::*;
 use crate::rules::RuleDb;
@@ -212,8 +213,13 @@ pub struct Resolution {
     /// The functions whose resolution panicked (caught, so one bad function costs its own
     /// edges, not the run), in id order.
     pub panics: Vec<(FnId, String)>,
-    /// How many functions with a body were resolved.
+    /// How many functions with a body were resolved, directly or through an instance.
     pub resolved: usize,
+    /// The provided trait methods instantiated for an implementing type
+    /// ([`crate::instances`]): function `index.fns.len() + i` is `instances[i]`, and `bodies`
+    /// holds their bodies after the index's functions'. [`crate::instances::materialize`]
+    /// appends them to the index.
+    pub instances: Vec<Instance>,
 }
 
 /// Resolves the bodies of `roots` ([`crate::roots::candidates`]) and of every function their
@@ -232,6 +238,13 @@ pub struct Resolution {
 pub fn resolve_reachable(index: &Index, rules: &RuleDb, roots: &[FnId]) -> Resolution {
     let mut bodies: Vec<Vec<Body>> = (0..index.fns.len()).map(|_| Vec::new()).collect();
     let mut queued = vec![false; index.fns.len()];
+    let mut table = Table::new(index.fns.len());
+    // Bodies holding async code are never instantiated: each stays one root, reported once.
+    let mut candidate = vec![false; index.fns.len()];
+    for &f in roots {
+        candidate[f] = true;
+    }
+    let candidate = &candidate;
     let mut frontier: Vec<FnId> = Vec::new();
     for &f in roots {
         if !std::mem::replace(&mut queued[f], true) {
@@ -240,22 +253,34 @@ pub fn resolve_reachable(index: &Index, rules: &RuleDb, roots: &[FnId]) -> Resol
     }
     let mut panics = Vec::new();
     let mut resolved = 0;
+    let mut counted = vec![false; index.fns.len()];
     while !frontier.is_empty() {
         frontier.sort_unstable();
-        let results: Vec<Result<Vec<Body>, String>> = frontier
+        let table_now = &table;
+        let results: Vec<Result<Resolved, String>> = frontier
             .par_iter()
             .map(|&f| {
                 crate::guard::guard(|| {
-                    let unit = &index.units[index.fns[f].unit];
+                    let base = table_now.instance(f).map_or(f, |i| i.base);
+                    let unit = &index.units[index.fns[base].unit];
                     crate::guard::inject("resolve", &unit.crate_name);
-                    resolve_fn(index, rules, f)
+                    resolve_in(index, rules, table_now, candidate, f)
                 })
             })
             .collect();
         let mut next = Vec::new();
         for (f, result) in frontier.into_iter().zip(results) {
             match result {
-                Ok(fn_bodies) => {
+                Ok((mut fn_bodies, pending)) => {
+                    // Instances this body met first get their ids here, in frontier order.
+                    if !pending.is_empty() {
+                        let ids: Vec<FnId> = pending.into_iter().map(|k| table.intern(k)).collect();
+                        for b in &mut fn_bodies {
+                            renumber(&mut b.calls, &ids);
+                        }
+                        bodies.resize_with(table.len(), Vec::new);
+                        queued.resize(table.len(), false);
+                    }
                     for b in &fn_bodies {
                         callees(&b.calls, &mut |g| {
                             if !std::mem::replace(&mut queued[g], true) {
@@ -263,7 +288,13 @@ pub fn resolve_reachable(index: &Index, rules: &RuleDb, roots: &[FnId]) -> Resol
                             }
                         });
                     }
-                    resolved += usize::from(index.fns[f].ir.body.is_some());
+                    // Source functions: an instance counts for its base, once.
+                    let source = table.instance(f).map_or(f, |i| i.base);
+                    if index.fns[source].ir.body.is_some()
+                        && !std::mem::replace(&mut counted[source], true)
+                    {
+                        resolved += 1;
+                    }
                     bodies[f] = fn_bodies;
                 }
                 Err(panic) => panics.push((f, panic)),
@@ -276,6 +307,30 @@ pub fn resolve_reachable(index: &Index, rules: &RuleDb, roots: &[FnId]) -> Resol
         bodies,
         panics,
         resolved,
+        instances: table.list,
+    }
+}
+
+/// A function's bodies and the instances they met first ([`resolve_in`]).
+type Resolved = (Vec<Body>, Vec<Instance>);
+
+/// Replaces the pending instance ids of `calls` ([`PENDING`] + i) by `ids[i]`.
+fn renumber(calls: &mut [CallSite], ids: &[FnId]) {
+    for c in calls {
+        for t in &mut c.targets {
+            if let Target::Fn(g, _) = t {
+                if *g >= PENDING {
+                    *g = ids[*g - PENDING];
+                }
+            }
+        }
+        renumber_closures(&mut c.closure_args, ids);
+    }
+}
+
+fn renumber_closures(args: &mut [ClosureArg], ids: &[FnId]) {
+    for ca in args {
+        renumber(&mut ca.calls, ids);
     }
 }
 
@@ -293,22 +348,53 @@ fn callees(calls: &[CallSite], out: &mut impl FnMut(FnId)) {
     }
 }
 
+/// The bodies of function `f` of the index, resolved on their own. Provided trait methods
+/// called on a concrete receiver are named by instance ids past the index's functions
+/// ([`crate::instances`]); [`resolve_reachable`] numbers and resolves those.
 pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
-    let def = &index.fns[f];
+    let table = Table::new(index.fns.len());
+    let (mut bodies, pending) = resolve_in(index, rules, &table, &[], f);
+    let mut table = table;
+    let ids: Vec<FnId> = pending.into_iter().map(|k| table.intern(k)).collect();
+    for b in &mut bodies {
+        renumber(&mut b.calls, &ids);
+    }
+    bodies
+}
+
+/// The bodies of function `f` (of the index, or an instance `table` numbered), and the
+/// instances they name that `table` does not hold yet, in the order of their pending ids.
+/// `candidate`: the root candidates, never instantiated (empty: none).
+fn resolve_in(
+    index: &Index,
+    rules: &RuleDb,
+    table: &Table,
+    candidate: &[bool],
+    f: FnId,
+) -> Resolved {
+    let instance = table.instance(f);
+    let def = &index.fns[instance.map_or(f, |i| i.base)];
+    let owner = instance
+        .and_then(|i| i.imp)
+        .map_or(def.owner, FnOwner::Impl);
     let Some(block) = &def.ir.body else {
-        return Vec::new();
+        return (Vec::new(), Vec::new());
     };
+    // An instance's bindings, applied to every type its body resolves.
+    let subst: Subst = instance
+        .map(|i| i.bind.iter().cloned().collect())
+        .unwrap_or_default();
     let mut generics = def.ir.sig.generics.to_vec();
-    let (self_ty, trait_self) = match def.owner {
+    let (self_ty, trait_self) = match owner {
         FnOwner::Impl(i) => {
             generics.extend(index.impls[i].generics.iter().cloned());
-            (Some(index.impls[i].self_ty.clone()), None)
+            (Some(apply(&index.impls[i].self_ty, &subst)), None)
         }
         FnOwner::Trait(t) => (
-            Some(Ty::Param {
+            Some(subst.get("Self").cloned().unwrap_or_else(|| Ty::Param {
                 name: "Self".into(),
                 bounds: vec![TraitRef::Local(t)],
-            }),
+            })),
             Some(TraitRef::Local(t)),
         ),
         FnOwner::Free => (None, None),
@@ -317,6 +403,14 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
         index,
         rules,
         fn_id: f,
+        owner,
+        table,
+        pending: std::cell::RefCell::new(Vec::new()),
+        candidate,
+        subst,
+        bound_traits: instance
+            .map(|i| crate::instances::bound_traits(index, i))
+            .unwrap_or_default(),
         module: def.module,
         generics,
         self_ty: self_ty.clone(),
@@ -339,7 +433,10 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
     }
     for (i, (name, ty)) in def.ir.sig.params.iter().enumerate() {
         if let Some(n) = name {
-            let ty = w.resolve_ty(ty);
+            let ty = match w.subst.get(&format!("#{i}")) {
+                Some(bound) => bound.clone(),
+                None => w.resolve_ty(ty),
+            };
             w.bind(
                 n,
                 Local {
@@ -359,7 +456,7 @@ pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
         calls: std::mem::take(&mut w.sink),
     }];
     bodies.append(&mut w.extra_bodies);
-    bodies
+    (bodies, w.pending.into_inner())
 }
 
 #[derive(Clone, Debug)]
@@ -396,6 +493,19 @@ struct Walker<'i> {
     index: &'i Index,
     rules: &'i RuleDb,
     fn_id: FnId,
+    /// Who owns the walked body: an instance's impl for an instance of a provided method.
+    owner: FnOwner,
+    /// Instances numbered before this frontier.
+    table: &'i Table,
+    /// Instances met here that `table` does not hold: pending id `PENDING + i`.
+    pending: std::cell::RefCell<Vec<Instance>>,
+    /// Root candidates (by id; shorter: none), never instantiated.
+    candidate: &'i [bool],
+    /// The walked instance's bindings ([`Instance::bind`]).
+    subst: Subst,
+    /// Traits in scope in an instance's body through its bindings' bounds
+    /// ([`crate::instances::bound_traits`]).
+    bound_traits: std::collections::BTreeSet<usize>,
     module: ModId,
     generics: Vec<IrGeneric>,
     self_ty: Option<Ty>,
@@ -440,6 +550,9 @@ enum Implementor<'a> {
     External(&'a str),
 }
 
+/// Targets whose result types a call's value joins ([`Walker::return_type`]).
+const MAX_JOINED_RESULTS: usize = 16;
+
 /// Macro expansions per function body.
 const MACRO_BUDGET: usize = 64;
 
@@ -461,8 +574,15 @@ impl Walker<'_> {
     }
 
     fn resolve_ty(&self, t: &IrType) -> Ty {
-        self.index
-            .resolve_type(self.module, t, &self.generics, self.self_ty.as_ref())
+        if let FnOwner::Impl(i) = self.owner {
+            if let Some(ty) = crate::instances::impl_assoc_type(self.index, i, t) {
+                return apply(&ty, &self.subst);
+            }
+        }
+        let ty = self
+            .index
+            .resolve_type(self.module, t, &self.generics, self.self_ty.as_ref());
+        apply(&ty, &self.subst)
     }
 
     fn pos(&self, p: Pos) -> Pos {
@@ -1212,11 +1332,13 @@ impl Walker<'_> {
             IrExpr::Path(p, _) => {
                 let n = p.single()?;
                 if n == "self" {
-                    return self.index.fns[self.fn_id]
-                        .ir
-                        .sig
-                        .has_self
-                        .then_some(SELF_SLOT);
+                    // An instance ([`crate::instances`]) is numbered past the index: its base's
+                    // signature is its own.
+                    let def = self
+                        .table
+                        .instance(self.fn_id)
+                        .map_or(self.fn_id, |i| i.base);
+                    return self.index.fns[def].ir.sig.has_self.then_some(SELF_SLOT);
                 }
                 self.lookup(n)?.param.map(|i| i as u32)
             }
@@ -1415,6 +1537,7 @@ impl Walker<'_> {
         match targets {
             None => ret, // a constructor: tuple struct or enum variant
             Some(targets) => {
+                let targets = self.instantiate(targets, None, &arg_types);
                 self.push_call(pos, targets, closures, params);
                 self.set_args_from(args_start);
                 ret
@@ -1527,6 +1650,19 @@ impl Walker<'_> {
                 }
             }
             targets = self.assoc_targets(&ty, &method);
+            // `CliSys::default()` on a type deriving `Default`: a value of the type, no call
+            // (the derive's code is generated). It binds what the value is passed to.
+            if let Ty::Adt(TyCon::Local(t), _) = &ty {
+                let derives_default = || {
+                    self.index.types[*t]
+                        .derives
+                        .iter()
+                        .any(|d| d.segments.last().is_some_and(|s| s.name == "Default"))
+                };
+                if targets.is_empty() && method == "default" && derives_default() {
+                    return (None, ty);
+                }
+            }
             let ret = self.return_type(&targets, Some(&ty), arg_types);
             return (
                 Some(self.or_unresolved(targets, Unresolved::UnknownPath)),
@@ -1644,6 +1780,7 @@ impl Walker<'_> {
             }
         };
         let ret = self.return_type(&targets, Some(&level), &arg_types);
+        let targets = self.instantiate(targets, Some(&level), &arg_types);
         self.push_call(pos, targets, closures, params);
         self.set_args_from(args_start);
         if ret.is_unknown() && is_identity_method(method) {
@@ -1834,10 +1971,92 @@ impl Walker<'_> {
         } else if let Some(t) = tr {
             if let Some(f) = self.trait_method(t, method, 0) {
                 if self.index.fns[f].ir.body.is_some() {
+                    // The default body runs with `Self` the impl's type: its instance for that
+                    // impl ([`crate::instances`]), for a type of the graph (a blanket impl's
+                    // `Self` is a parameter; on a std type, std's methods would shadow the
+                    // trait's).
+                    let concrete = matches!(imp.self_ty.peel_refs(), Ty::Adt(TyCon::Local(_), _));
+                    let f = if concrete && !self.candidate.get(f).copied().unwrap_or(false) {
+                        self.instance_id(Instance {
+                            base: f,
+                            imp: Some(iid),
+                            bind: Vec::new(),
+                        })
+                    } else {
+                        f
+                    };
                     out.push((tr, f));
                 }
             }
         }
+    }
+
+    /// Generics bound at the call site ([`crate::instances`]): the one analysed target of a
+    /// call whose generic parameters bounded by a trait of the graph (its own, its impl's, an
+    /// `impl Trait` parameter's, or `Self` of a provided method met through a blanket impl on a
+    /// concrete receiver) the receiver and argument types bind to concrete types becomes the
+    /// instance with those bindings, so calls through them inside dispatch to the bound types'
+    /// impls only. Anything else is kept: the base body dispatches to every impl.
+    fn instantiate(
+        &self,
+        targets: Vec<Target>,
+        recv: Option<&Ty>,
+        arg_types: &[Ty],
+    ) -> Vec<Target> {
+        let [Target::Fn(f, conf)] = targets.as_slice() else {
+            return targets;
+        };
+        let (f, conf) = (*f, *conf);
+        let base = self.base_fn(f);
+        if self.candidate.get(base).copied().unwrap_or(false) || self.is_bound_instance(f) {
+            return targets;
+        }
+        let imp = self.instance_impl(f);
+        let bind =
+            crate::instances::call_bindings(self.index, self.table, base, imp, recv, arg_types);
+        if bind.is_empty() {
+            return targets;
+        }
+        let key = Instance { base, imp, bind };
+        vec![Target::Fn(self.instance_id(key), conf)]
+    }
+
+    /// The id of the instance `key`: the table's, or a pending one.
+    fn instance_id(&self, key: Instance) -> FnId {
+        if let Some(id) = self.table.get(&key) {
+            return id;
+        }
+        let mut pending = self.pending.borrow_mut();
+        if let Some(i) = pending.iter().position(|k| *k == key) {
+            return PENDING + i;
+        }
+        pending.push(key);
+        PENDING + pending.len() - 1
+    }
+
+    /// The impl an instance `f` instantiates its provided method for.
+    fn instance_impl(&self, f: FnId) -> Option<usize> {
+        if f >= PENDING {
+            return self.pending.borrow()[f - PENDING].imp;
+        }
+        self.table.instance(f).and_then(|i| i.imp)
+    }
+
+    /// Whether `f` is an instance with bindings.
+    fn is_bound_instance(&self, f: FnId) -> bool {
+        if f >= PENDING {
+            return !self.pending.borrow()[f - PENDING].bind.is_empty();
+        }
+        self.table.instance(f).is_some_and(|i| !i.bind.is_empty())
+    }
+
+    /// The function of the index whose IR function `f` runs: `f` itself, or the provided
+    /// method an instance instantiates.
+    fn base_fn(&self, f: FnId) -> FnId {
+        if f >= PENDING {
+            return self.pending.borrow()[f - PENDING].base;
+        }
+        self.table.instance(f).map_or(f, |i| i.base)
     }
 
     /// Whether a blanket impl's self parameter may be `implementor`: each bound naming a trait of
@@ -1907,7 +2126,11 @@ impl Walker<'_> {
         let visible: Vec<FnId> = explicit
             .iter()
             .chain(&blanket)
-            .filter(|(t, _)| t.is_none_or(|t| scope.contains(&t) || own == Some(t)))
+            .filter(|(t, _)| {
+                t.is_none_or(|t| {
+                    scope.contains(&t) || own == Some(t) || self.bound_traits.contains(&t)
+                })
+            })
             .map(|(_, f)| *f)
             .collect();
         if visible.is_empty() && fallback == Fallback::None {
@@ -1940,7 +2163,7 @@ impl Walker<'_> {
     /// The trait the walked function belongs to (a trait's default method, or an impl of a
     /// trait): it is in scope in its own body whatever the module imports.
     fn own_trait(&self) -> Option<usize> {
-        match self.index.fns[self.fn_id].owner {
+        match self.owner {
             FnOwner::Trait(t) => Some(t),
             FnOwner::Impl(i) => match &self.index.impls[i].trait_ref {
                 Some(TraitRef::Local(t)) => Some(*t),
@@ -2019,13 +2242,43 @@ impl Walker<'_> {
         }
     }
 
+    /// The type of a call's value: its first target's result; when the analysed targets
+    /// (several impls of a trait method) return different types of the graph, the traits all
+    /// of those implement ([`crate::instances::common_traits`]), so that a method called on
+    /// the value dispatches to every impl rather than to the first target's type.
     fn return_type(&self, targets: &[Target], recv: Option<&Ty>, arg_types: &[Ty]) -> Ty {
         let Some(first) = targets.first() else {
             return Ty::Unknown;
         };
+        let ty = self.target_return_type(first, recv, arg_types);
+        if targets.len() < 2 || !matches!(first, Target::Fn(..)) {
+            return ty;
+        }
+        // Bounded: a dispatch to very many impls keeps its first type.
+        if targets.len() > MAX_JOINED_RESULTS {
+            return ty;
+        }
+        let mut tys = vec![ty.clone()];
+        for t in &targets[1..] {
+            if let Target::Fn(..) = t {
+                let other = self.target_return_type(t, recv, arg_types);
+                if !tys.contains(&other) {
+                    tys.push(other);
+                }
+            }
+        }
+        if tys.len() > 1 {
+            if let Some(common) = crate::instances::common_traits(self.index, &tys) {
+                return Ty::Dyn(common);
+            }
+        }
+        ty
+    }
+
+    fn target_return_type(&self, first: &Target, recv: Option<&Ty>, arg_types: &[Ty]) -> Ty {
         match first {
             Target::Fn(f, _) => {
-                let def = &self.index.fns[*f];
+                let def = &self.index.fns[self.base_fn(*f)];
                 let Some(ret) = &def.ir.sig.ret else {
                     return Ty::Tuple(Vec::new());
                 };
@@ -2037,9 +2290,17 @@ impl Walker<'_> {
                     }
                     _ => recv.map(|r| r.peel_refs().clone()),
                 };
+                // An instance's `Self::Assoc` is its impl's associated type.
+                let imp = match def.owner {
+                    FnOwner::Impl(i) => Some(i),
+                    _ => self.instance_impl(*f),
+                };
                 let resolve = |t: &IrType| {
-                    self.index
-                        .resolve_type(def.module, t, &generics, self_ty.as_ref())
+                    imp.and_then(|i| crate::instances::impl_assoc_type(self.index, i, t))
+                        .unwrap_or_else(|| {
+                            self.index
+                                .resolve_type(def.module, t, &generics, self_ty.as_ref())
+                        })
                 };
                 // Generics bound at the call: the impl's from the receiver (`Wrapper<T>::get` on
                 // a `Wrapper<File>`; a blanket impl's `Self` is the receiver), the fn's from the
