@@ -1162,6 +1162,14 @@ mod where_tests {
         assert_eq!(db.ffi_policy("openssl_sys", "SSL_CTX_new", false), Quiet);
         assert_eq!(db.ffi_policy("libgit2_sys", "git_clone", false), Report);
         assert_eq!(db.ffi_policy("libc", "close", false), Quiet);
+        assert_eq!(
+            db.ffi_policy("tree_sitter", "ts_parser_parse_with_options", false),
+            Report
+        );
+        assert_eq!(
+            db.ffi_policy("tree_sitter", "ts_node_child_count", false),
+            Quiet
+        );
         assert_eq!(db.ffi_policy("libc", "nanosleep", false), Report);
         assert_eq!(db.ffi_policy("some_sys", "f", false), Unknown);
         assert_eq!(db.ffi_policy("some_sys", "f", true), Report);

@@ -1333,7 +1333,9 @@ impl Index {
     pub fn module_display(&self, m: ModId) -> String {
         let module = &self.modules[m];
         let mut s = self.units[module.unit].crate_name.clone();
-        for p in &module.path {
+        // An included file's hidden module (`include#0`, `load::Loader::load_include`) is its
+        // including module's items: not shown.
+        for p in module.path.iter().filter(|p| !p.starts_with("include#")) {
             s.push_str("::");
             s.push_str(p);
         }

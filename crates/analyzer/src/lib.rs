@@ -7,6 +7,7 @@
 pub mod baseline;
 pub mod cache;
 pub mod cfg;
+pub mod closure_params;
 pub mod config;
 pub mod critical;
 pub mod dedicated;

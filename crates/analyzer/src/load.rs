@@ -210,7 +210,24 @@ fn load_unit_on_this_thread(ws: &Workspace, unit_index: usize) -> UnitLoad {
     }
     let root = unit.root.clone();
     let dir = root.parent().map(Path::to_path_buf).unwrap_or_default();
-    loader.load_file(&root, Vec::new(), dir, 0);
+    loader.load_file(&root, Vec::new(), dir.clone(), 0);
+    if loader.item_macros.forward_exports() {
+        // A `#[macro_export]` macro was invoked in a module lowered before its definition
+        // (path-scoped, so legal in any order): load again, knowing the exports from the start.
+        // Only such crates pay for the second parse.
+        let item_macros = loader.item_macros.with_exports();
+        loader = Loader {
+            stack: Vec::new(),
+            loaded_paths: BTreeSet::new(),
+            item_macros,
+            modules: Vec::new(),
+            files: Vec::new(),
+            diagnostics: Vec::new(),
+            inputs: mutable.then(Vec::new),
+            ..loader
+        };
+        loader.load_file(&root, Vec::new(), dir, 0);
+    }
     UnitLoad {
         loaded: LoadedUnit {
             unit: unit_index,
@@ -387,6 +404,7 @@ impl Loader<'_> {
         } else {
             Vec::new()
         };
+        let includes = self.literal_includes(&items, path);
         self.report_includes(&items, path);
         let file_id = self.files.len() as u32;
         self.files.push(SourceFile {
@@ -396,17 +414,108 @@ impl Loader<'_> {
         });
         let file_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         self.stack.push(canonical);
-        self.lower_module(items, module_path, file_id, child_dir, file_dir, depth);
+        let index = self.modules.len();
+        self.lower_module(
+            items,
+            module_path.clone(),
+            file_id,
+            child_dir,
+            file_dir.clone(),
+            depth,
+        );
+        for (i, included) in includes.iter().enumerate() {
+            self.load_include(index, &module_path, i, included, depth);
+        }
         self.stack.pop();
     }
 
-    /// Item-level `include!(..)` is not expanded (its items would need positions in another
-    /// file); say so, rather than lose the included items silently. `include!` of build-script
-    /// output (`OUT_DIR`) could not be read anyway: the tool never runs build scripts.
+    /// The live item-level `include!("file.rs")`s of a file (a string literal, relative to the
+    /// file's directory as rustc reads it): bindings crates keep their `extern` blocks in one
+    /// (tree-sitter's `include!("./bindings.rs")`). Others (`concat!(env!("OUT_DIR"), ..)`, inside
+    /// an inline module) are reported by [`Loader::report_includes`].
+    fn literal_includes(&mut self, items: &[syn::Item], path: &Path) -> Vec<PathBuf> {
+        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut found = Vec::new();
+        for item in items {
+            let Some(file) = literal_include(item, &dir) else {
+                continue;
+            };
+            if let syn::Item::Macro(m) = item {
+                if !self.unit.cfg.enabled(&m.attrs) {
+                    continue;
+                }
+            }
+            if file.is_file() {
+                found.push(file);
+            } else {
+                self.record(|| Input::absent(&file));
+            }
+        }
+        found
+    }
+
+    /// Loads an included file's items as a hidden child module of the including module (its own
+    /// file, so positions stay right) glob-imported both ways: the including module names the
+    /// included items (`ffi::ts_parser_parse`) and the included items name the including
+    /// module's. The hidden name (`include#0`) is no Rust identifier, so it shadows nothing.
+    fn load_include(
+        &mut self,
+        parent_index: usize,
+        parent_path: &[String],
+        i: usize,
+        file: &Path,
+        depth: usize,
+    ) {
+        let hidden = format!("include#{i}");
+        let mut module_path = parent_path.to_vec();
+        module_path.push(hidden.clone());
+        if let Some(parent) = self.modules.get_mut(parent_index) {
+            parent.uses.push(crate::ir::IrUse {
+                path: vec!["self".into(), hidden],
+                leading_colon: false,
+                alias: None,
+                glob: true,
+                public: true,
+            });
+        }
+        let first = self.modules.len();
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        self.load_file(file, module_path.clone(), dir, depth + 1);
+        if let Some(child) = self.modules[first..]
+            .iter_mut()
+            .find(|m| m.path == module_path)
+        {
+            child.uses.push(crate::ir::IrUse {
+                path: vec!["super".into()],
+                leading_colon: false,
+                alias: None,
+                glob: true,
+                public: false,
+            });
+        }
+    }
+
+    /// An item-level `include!(..)` that is not followed (not a string literal, or inside an
+    /// inline module); say so, rather than lose the included items silently. `include!` of
+    /// build-script output (`OUT_DIR`) could not be read anyway: the tool never runs build
+    /// scripts.
     fn report_includes(&mut self, items: &[syn::Item], path: &Path) {
+        self.report_includes_in(items, path, true)
+    }
+
+    fn report_includes_in(&mut self, items: &[syn::Item], path: &Path, top: bool) {
         for item in items {
             match item {
                 syn::Item::Macro(m) if m.mac.path.is_ident("include") => {
+                    if !self.unit.cfg.enabled(&m.attrs) {
+                        // cfg'd out: no items to lose.
+                        continue;
+                    }
+                    let dir = path.parent().unwrap_or(Path::new(""));
+                    if top && literal_include(item, dir).is_some_and(|f| f.is_file()) {
+                        // Followed by `load_include`.
+                        continue;
+                    }
                     let tokens = m.mac.tokens.to_string();
                     let lc = m.mac.path.segments[0].ident.span().start();
                     let what = if tokens.contains("OUT_DIR") {
@@ -428,7 +537,7 @@ impl Loader<'_> {
                 syn::Item::Mod(syn::ItemMod {
                     content: Some((_, inner)),
                     ..
-                }) => self.report_includes(inner, path),
+                }) => self.report_includes_in(inner, path, false),
                 _ => {}
             }
         }
@@ -547,6 +656,24 @@ impl Loader<'_> {
     }
 }
 
+/// The file an item-level `include!("file.rs")` names, relative to `dir` (the including file's
+/// directory, as rustc resolves it); `None` for other items and non-literal arguments.
+fn literal_include(item: &syn::Item, dir: &Path) -> Option<PathBuf> {
+    match item {
+        syn::Item::Macro(m) if m.mac.path.is_ident("include") => {
+            let lit = syn::parse2::<syn::LitStr>(m.mac.tokens.clone()).ok()?;
+            let file = dir.join(lit.value());
+            // `include!("./bindings.rs")`: shown as `src/bindings.rs`.
+            Some(
+                file.components()
+                    .filter(|c| !matches!(c, std::path::Component::CurDir))
+                    .collect(),
+            )
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::testutil::{analyze_files, sites};
@@ -652,6 +779,72 @@ mod tests {
         ]);
         assert_eq!(kinds(&r), ["module", "size"]);
         assert_eq!(sites(&r), [(4, "NB0101".into())]);
+    }
+
+    /// tree-sitter's shape: `mod ffi;` whose file is `include!("./bindings.rs")` (the `extern`
+    /// block of the C library) beside wrappers in `ffi.rs`; `Parser::parse` calls
+    /// `ffi::ts_parser_parse`. The included items are the including module's: a path through the
+    /// module reaches them, they name the module's own items, and their calls are found at their
+    /// own file's lines. A cfg'd-out include and one of build-script output are not followed.
+    #[test]
+    fn item_level_literal_includes_are_loaded_as_the_including_modules_items() {
+        let r = analyze_files(&[
+            (
+                "src/lib.rs",
+                "pub mod ffi;\n\
+                 pub async fn a() {\n unsafe { ffi::ts_parse(1) };\n}\n\
+                 pub async fn b() {\n ffi::helper();\n}\n\
+                 pub async fn c() {\n ffi::gone();\n}\n",
+            ),
+            (
+                "src/ffi.rs",
+                "#[cfg(feature = \"bindgen\")]\ninclude!(concat!(env!(\"OUT_DIR\"), \"/b.rs\"));\n\
+                 #[cfg(not(feature = \"bindgen\"))]\ninclude!(\"./bindings.rs\");\n\
+                 #[cfg(feature = \"never\")]\ninclude!(\"./off.rs\");\n\
+                 pub fn local() -> u32 {\n 1\n}\n",
+            ),
+            (
+                "src/bindings.rs",
+                "extern \"C\" {\n pub fn ts_parse(x: u32) -> u32;\n}\n\
+                 pub fn helper() {\n let _ = local();\n std::thread::sleep(std::time::Duration::from_secs(1));\n}\n",
+            ),
+            (
+                "src/off.rs",
+                "pub fn gone() {\n std::thread::sleep(std::time::Duration::from_secs(1));\n}\n",
+            ),
+        ]);
+        assert!(kinds(&r).is_empty(), "{:?}", r.errors);
+        // The foreign fn declared in the included file is called through `ffi::`.
+        let ffi: Vec<_> = r
+            .findings
+            .iter()
+            .filter(|f| f.rule == "NB1001")
+            .map(|f| (f.root.function.clone(), f.api.clone()))
+            .collect();
+        assert_eq!(ffi.len(), 1, "{ffi:?}");
+        assert!(ffi[0].0.ends_with("::a"), "{ffi:?}");
+        // The hidden module is not part of the name.
+        assert_eq!(ffi[0].1, "app::ffi::ts_parse", "{ffi:?}");
+        // `helper` (included) sleeps at line 6 of bindings.rs, reached from `b`; `gone` is only
+        // in the cfg'd-out include.
+        let sleeps: Vec<_> = r
+            .findings
+            .iter()
+            .filter(|f| f.rule == "NB0201")
+            .map(|f| {
+                (
+                    f.root.function.clone(),
+                    f.path.last().map(|s| (s.file.clone(), s.line)),
+                )
+            })
+            .collect();
+        assert_eq!(sleeps.len(), 1, "{sleeps:?}");
+        assert!(sleeps[0].0.ends_with("::b"), "{sleeps:?}");
+        assert_eq!(
+            sleeps[0].1,
+            Some(("src/bindings.rs".to_string(), 6)),
+            "{sleeps:?}"
+        );
     }
 
     #[test]

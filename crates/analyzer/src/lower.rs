@@ -35,6 +35,33 @@ pub struct ItemMacros {
     /// The crate's `macro_rules!` seen so far, by name (a later definition shadows an earlier
     /// one, as textual scope does in a file), expanded at their invocations.
     rules: std::collections::HashMap<String, std::rc::Rc<MacroRules>>,
+    /// `#[macro_export]` definitions of the crate, known before lowering starts (a second pass,
+    /// see [`ItemMacros::forward_exports`]): an exported macro is path-scoped, nameable from
+    /// anywhere in the crate (`crate::lock!`, or `lock!` through `use crate::lock` or a prelude
+    /// glob) whatever the textual order of modules. Consulted only when no textual definition of
+    /// the name is in scope.
+    exported_ahead: std::collections::HashMap<String, std::rc::Rc<MacroRules>>,
+    /// The crate's `#[macro_export]` definitions met while lowering.
+    exported: std::collections::HashMap<String, std::rc::Rc<MacroRules>>,
+    /// Names invoked (`name!`, `crate::name!`) where no definition was known.
+    unknown: std::collections::HashSet<String>,
+}
+
+impl ItemMacros {
+    /// Macros exported by the crate that were invoked before their definition was lowered
+    /// (`mod js;` declared before `mod util;` where `lock!` is defined): a load that returns
+    /// some must be redone with [`ItemMacros::with_exports`], so those invocations expand too.
+    pub fn forward_exports(&self) -> bool {
+        self.unknown.iter().any(|n| self.exported.contains_key(n))
+    }
+
+    /// A fresh state for a second pass that knows the crate's exported macros from the start.
+    pub fn with_exports(&self) -> ItemMacros {
+        ItemMacros {
+            exported_ahead: self.exported.clone(),
+            ..ItemMacros::default()
+        }
+    }
 }
 
 pub struct Lowerer<'a> {
@@ -298,6 +325,12 @@ impl<'a> Lowerer<'a> {
             if let Some(ident) = &m.ident {
                 let exported = m.attrs.iter().any(|a| a.path().is_ident("macro_export"));
                 self.define_macro(ident, &m.mac.tokens);
+                if exported {
+                    if let Some(rules) = self.item_macros.rules.get(&ident.to_string()) {
+                        let rules = rules.clone();
+                        self.item_macros.exported.insert(ident.to_string(), rules);
+                    }
+                }
                 let transcribers = macro_rules_transcribers(m.mac.tokens.clone());
                 if let [only] = transcribers.as_slice() {
                     if let Some(attrs) = item_wrapper_attrs(only.clone()) {
@@ -663,7 +696,13 @@ impl<'a> Lowerer<'a> {
             [krate, name] if krate.name == "crate" || krate.name == self.crate_name => &name.name,
             _ => return None,
         };
-        let rules = self.item_macros.rules.get(name.as_str())?.clone();
+        let known = self.item_macros.rules.get(name.as_str());
+        let Some(rules) = known.or_else(|| self.item_macros.exported_ahead.get(name.as_str()))
+        else {
+            self.item_macros.unknown.insert(name.to_string());
+            return None;
+        };
+        let rules = rules.clone();
         if self.expansion_depth == 0 {
             self.expansions_left = MACRO_EXPANSIONS;
             self.expansion_tokens_left = MACRO_EXPANSION_TOKENS;
@@ -1120,7 +1159,14 @@ pub fn lower_path(p: &syn::Path, qself: Option<&syn::QSelf>) -> IrPath {
                             _ => None,
                         })
                         .collect(),
-                    _ => ThinVec::new(),
+                    // `FnOnce(&mut Slot) -> T`: the inputs as one tuple argument, as rustc spells
+                    // the trait (`FnOnce<(&mut Slot,)>`), so a closure argument's parameters can
+                    // be typed from the callee's bound (`resolve::Walker::closure_param_types`).
+                    syn::PathArguments::Parenthesized(pa) => {
+                        let inputs = pa.inputs.iter().map(lower_type).collect();
+                        thin_vec![IrType::Tuple(inputs)]
+                    }
+                    syn::PathArguments::None => ThinVec::new(),
                 },
             })
             .collect(),

@@ -424,6 +424,7 @@ fn resolve_in(
         macro_closure_body: None,
         closure_depth: 0,
         closure_ret: Ty::Unknown,
+        closure_params: Vec::new(),
     };
     let _ = trait_self;
     if def.ir.sig.has_self {
@@ -532,6 +533,9 @@ struct Walker<'i> {
     /// The value type of the sync closure walked last (its body's type): what `opt.map(|x| ..)`
     /// wraps.
     closure_ret: Ty,
+    /// Per argument, the parameter types the callee's `Fn*` bound gives a closure written there
+    /// ([`Walker::closure_param_types`]); read by [`Walker::walk_args_with`].
+    closure_params: Vec<Option<Vec<Ty>>>,
 }
 
 /// What [`Walker::in_scope`] keeps when no candidate's trait is in scope.
@@ -629,6 +633,84 @@ impl Walker<'_> {
                 }
             }
         }
+    }
+
+    /// [`Walker::walk_closure_body`] with every parameter typed (`tys`, from the callee's bound)
+    /// unless annotated.
+    fn walk_closure_body_typed(
+        &mut self,
+        params: &[(IrPat, Option<IrType>)],
+        body: &IrExpr,
+        tys: &[Ty],
+    ) -> (Vec<CallSite>, std::ops::Range<usize>) {
+        self.closure_params = vec![Some(tys.to_vec())];
+        self.walk_closure_body(params, body, None)
+    }
+
+    /// For a method call with closure arguments whose parameters are not annotated, the types a
+    /// closure at each argument gets from the callee's `Fn*` bound (`closure_params`), when the
+    /// call resolves to one fn of the graph. The bound's types are the callee's, with its impl's
+    /// parameters bound from the receiver; a type in which a parameter stays unbound is unknown.
+    fn closure_param_types(
+        &self,
+        recv: &Ty,
+        method: &str,
+        args: &[IrExpr],
+    ) -> Vec<Option<Vec<Ty>>> {
+        let untyped = |a: &IrExpr| {
+            matches!(a, IrExpr::Closure { is_async: false, params, .. }
+                if !params.is_empty() && params.iter().any(|(_, t)| t.is_none()))
+        };
+        if recv.peel_refs().is_unknown() || !args.iter().any(untyped) {
+            return Vec::new();
+        }
+        let (targets, _) = self.method_lookup(recv, method);
+        let [Target::Fn(f, _)] = targets.as_slice() else {
+            return Vec::new();
+        };
+        // An instance ([`crate::instances`]) runs its base's IR, owned by the impl it is for.
+        let def = &self.index.fns[self.base_fn(*f)];
+        let owner = self.instance_impl(*f).map_or(def.owner, FnOwner::Impl);
+        let mut generics = def.ir.sig.generics.clone();
+        let (impl_generics, self_ty) = match owner {
+            FnOwner::Impl(i) => (
+                self.index.impls[i].generics.to_vec(),
+                Some(self.index.impls[i].self_ty.clone()),
+            ),
+            _ => (Vec::new(), Some(recv.peel_refs().clone())),
+        };
+        generics.extend(impl_generics.iter().cloned());
+        let mut subst = Subst::new();
+        if let FnOwner::Impl(i) = def.owner {
+            unify(&self.index.impls[i].self_ty, recv.peel_refs(), &mut subst);
+        }
+        args.iter()
+            .enumerate()
+            .map(|(i, a)| {
+                if !untyped(a) {
+                    return None;
+                }
+                let inputs = crate::closure_params::bound_inputs(&def.ir.sig, &impl_generics, i)?;
+                Some(
+                    inputs
+                        .iter()
+                        .map(|t| {
+                            let ty =
+                                self.index
+                                    .resolve_type(def.module, t, &generics, self_ty.as_ref());
+                            // A parameter left unbound (flume's `Arc<Hook<T, S>>`, `S` bound
+                            // only by another closure's return) says nothing a call can use.
+                            let ty = apply(&ty, &subst);
+                            if crate::infer::has_param(&ty) {
+                                Ty::Unknown
+                            } else {
+                                ty
+                            }
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
     }
 
     /// Walks a sync closure's body into its own call list; also returns the range of the
@@ -975,9 +1057,15 @@ impl Walker<'_> {
     /// Binds closure parameters: annotated types, else `first` for the first parameter (the item
     /// type of the iterator or Option the closure adapts).
     fn bind_closure_params(&mut self, params: &[(IrPat, Option<IrType>)], first: Option<&Ty>) {
+        // Set by `walk_closure_body_typed` for this closure only.
+        let bound = match std::mem::take(&mut self.closure_params).pop() {
+            Some(Some(tys)) => tys,
+            _ => Vec::new(),
+        };
         for (i, (pat, ty)) in params.iter().enumerate() {
             let ty = match ty {
                 Some(t) => self.resolve_ty(t),
+                None if i < bound.len() => bound[i].clone(),
                 None if i == 0 => first.cloned().unwrap_or(Ty::Unknown),
                 None => Ty::Unknown,
             };
@@ -1122,6 +1210,7 @@ impl Walker<'_> {
         let mut types = Vec::new();
         let mut closures = Vec::new();
         let mut param_args = Vec::new();
+        let mut typed = std::mem::take(&mut self.closure_params);
         for (i, a) in args.iter().enumerate() {
             // A closure written as the value of a block (`spawn_blocking({ let x = x.clone();
             // move || .. })`, deno's and actix-rt's way of cloning what the closure captures)
@@ -1150,7 +1239,11 @@ impl Walker<'_> {
                         self.walk_stmt(b, s);
                     }
                 }
-                let (calls, bodies) = self.walk_closure_body(params, body, item);
+                let bound = typed.get_mut(i).and_then(Option::take);
+                let (calls, bodies) = match &bound {
+                    Some(tys) => self.walk_closure_body_typed(params, body, tys),
+                    None => self.walk_closure_body(params, body, item),
+                };
                 if init.is_some() {
                     self.pop_scope();
                 }
@@ -1334,10 +1427,7 @@ impl Walker<'_> {
                 if n == "self" {
                     // An instance ([`crate::instances`]) is numbered past the index: its base's
                     // signature is its own.
-                    let def = self
-                        .table
-                        .instance(self.fn_id)
-                        .map_or(self.fn_id, |i| i.base);
+                    let def = self.base_fn(self.fn_id);
                     return self.index.fns[def].ir.sig.has_self.then_some(SELF_SLOT);
                 }
                 self.lookup(n)?.param.map(|i| i as u32)
@@ -1710,6 +1800,11 @@ impl Walker<'_> {
         let item = adapter_item(&recv_peeled, method);
         let args_start = self.sink.len();
         self.closure_ret = Ty::Unknown;
+        self.closure_params = if item.is_none() {
+            self.closure_param_types(&recv, method, args)
+        } else {
+            Vec::new()
+        };
         let (arg_types, closures, params) = self.walk_args_with(args, item.as_ref());
         // The one closure argument's value type: what `map`-like adapters wrap.
         let closure_ret = match (args, closures.as_slice()) {
@@ -1742,6 +1837,29 @@ impl Walker<'_> {
         // external calls are not modelled (`File::open` is typed `File`), so `unwrap` on any
         // other external type is the identity.
         if let Some(p) = recv_peeled.external_path() {
+            let plumbing = (p == "std::option::Option"
+                || p == "std::result::Result"
+                || p.ends_with("::Result"))
+                && (is_unwrap_method(method)
+                    || method == "ok"
+                    || method == "as_ref"
+                    || method == "as_mut");
+            if (is_unwrap_method(method) || plumbing)
+                && (!closures.is_empty() || !params.is_empty())
+            {
+                // `opt.unwrap_or_else(|| prepare_package(spec))`: the closure runs here when the
+                // value is missing, so its calls are kept (the call itself is not modelled).
+                let target = Target::External(format!("{p}::{method}"), Confidence::High);
+                self.push_call(pos, vec![target], closures, params);
+                self.set_args_from(args_start);
+                return if plumbing && !is_unwrap_method(method) {
+                    recv_peeled
+                } else if plumbing {
+                    recv_peeled.unwrap_result_like()
+                } else {
+                    recv_peeled
+                };
+            }
             if is_unwrap_method(method)
                 && !(p == "std::option::Option"
                     || p == "std::result::Result"
@@ -1749,12 +1867,7 @@ impl Walker<'_> {
             {
                 return recv_peeled;
             }
-            if (p == "std::option::Option" || p == "std::result::Result" || p.ends_with("::Result"))
-                && (is_unwrap_method(method)
-                    || method == "ok"
-                    || method == "as_ref"
-                    || method == "as_mut")
-            {
+            if plumbing {
                 return if is_unwrap_method(method) {
                     recv_peeled.unwrap_result_like()
                 } else {
@@ -3138,6 +3251,115 @@ mod tests {
         let reasons = &report.stats.unresolved_by_reason;
         assert_eq!(reasons.get("macro_metavar"), Some(&0), "{reasons:?}");
         assert_eq!(reasons.get("unknown_receiver"), Some(&0), "{reasons:?}");
+    }
+
+    /// A `#[macro_export]` macro is path-scoped: a module lowered before the one defining it
+    /// (`pub mod js;` before `pub mod util;`, rsvim's `lock!` reached through `use
+    /// crate::prelude::*`) still expands it, so the guard's `File::write` resolves. A module's
+    /// own textual definition of the same name wins over the export.
+    #[test]
+    fn exported_macro_rules_expand_before_their_textual_definition() {
+        let files = [
+            (
+                "src/lib.rs",
+                "pub mod js;\npub mod quiet;\npub mod prelude;\npub mod util;\n",
+            ),
+            (
+                "src/js.rs",
+                "use crate::prelude::*;\n\
+                 use std::io::Write;\n\
+                 pub async fn write(h: std::sync::Arc<std::sync::Mutex<std::fs::File>>) {\n\
+                 let mut f = lock!(h);\n\
+                 let _ = f.write(b\"x\");\n\
+                 }\n",
+            ),
+            (
+                "src/quiet.rs",
+                "use std::io::Write;\n\
+                 macro_rules! lock { ($id:expr) => { std::io::sink() } }\n\
+                 pub async fn q(h: std::sync::Arc<std::sync::Mutex<std::fs::File>>) {\n\
+                 let mut f = lock!(h);\n\
+                 let _ = f.write(b\"x\");\n\
+                 }\n",
+            ),
+            ("src/prelude.rs", "pub use crate::lock;\n"),
+            (
+                "src/util.rs",
+                "#[macro_export]\nmacro_rules! lock { ($id:expr) => { ($id).lock().unwrap() } }\n",
+            ),
+        ];
+        let report = crate::testutil::analyze_files(&files);
+        let found: Vec<(String, u32, String)> = report
+            .findings
+            .iter()
+            .filter_map(|f| {
+                let s = f.path.last()?;
+                Some((s.file.clone(), s.line, f.api.clone()))
+            })
+            .collect();
+        assert!(
+            found.contains(&("src/js.rs".into(), 5, "std::fs::File::write".into())),
+            "{found:?}"
+        );
+        assert!(
+            !found.iter().any(|(f, _, _)| f == "src/quiet.rs"),
+            "{found:?}"
+        );
+    }
+
+    /// typst package-check's `SystemWorld::source`: `self.slot(id, |slot| slot.source(..))` with
+    /// `fn slot<F, T>(&self, id: u32, f: F) -> T where F: FnOnce(&mut FileSlot) -> T` types
+    /// `slot` from the bound, so `FileSlot::source`'s download is found. Inline bounds and
+    /// `impl FnMut(..)` parameters too; a look-alike whose bound names another type (with a quiet
+    /// `source`) is not reported, an annotated parameter keeps its annotation, and a bound type
+    /// with a parameter nothing binds (flume's `Arc<Hook<T, S>>`) types nothing.
+    #[test]
+    fn closure_parameters_are_typed_from_the_callees_fn_bound() {
+        let src = "pub struct FileSlot;\n\
+                   impl FileSlot { pub fn source(&mut self) -> Vec<u8> { std::fs::read(\"pkg\").unwrap() } }\n\
+                   pub struct Memo;\n\
+                   impl Memo { pub fn source(&mut self) -> Vec<u8> { Vec::new() } }\n\
+                   pub struct World { slots: std::sync::Mutex<Vec<FileSlot>> }\n\
+                   impl World {\n\
+                   fn slot<F, T>(&self, id: usize, f: F) -> T where F: FnOnce(&mut FileSlot) -> T { let mut s = self.slots.lock().unwrap(); f(&mut s[id]) }\n\
+                   fn memo<F: FnOnce(&mut Memo) -> T, T>(&self, f: F) -> T { f(&mut Memo) }\n\
+                   fn each(&self, mut f: impl FnMut(&mut FileSlot)) { f(&mut FileSlot) }\n\
+                   pub async fn a(&self) { let _ = self.slot(0, |slot| slot.source()); }\n\
+                   pub async fn b(&self) { let _ = self.memo(|slot| slot.source()); }\n\
+                   pub async fn c(&self) { self.each(|s| { s.source(); }); }\n\
+                   pub async fn d(&self) { let _ = self.slot(0, |slot: &mut FileSlot| slot.source()); }\n\
+                   fn recv<S>(&self, block: bool, make: impl FnOnce() -> Hook<S>, wait: impl FnOnce(Hook<S>)) { if block { wait(make()) } }\n\
+                   pub async fn e(&self) { self.recv(false, || Hook(Spin), |h| h.wait()); }\n\
+                   }\n\
+                   pub struct Hook<S>(S); pub struct Spin; pub struct Sync;\n\
+                   impl Hook<Sync> { pub fn wait(&self) { std::thread::park(); } }\n\
+                   impl Hook<Spin> { pub fn wait(&self) {} }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let lines = crate::testutil::site_lines(&report);
+        // `e`: `Hook<S>` with `S` unbound (flume's `recv_sync`) types nothing.
+        assert_eq!(lines, [10, 12, 13], "{lines:?}");
+    }
+
+    /// The closure of `unwrap_or_else` (and the other Option/Result plumbing, whose call is not
+    /// modelled) runs in place: typst package-check's `read` resolves a package root with
+    /// `expect_parents(..).map(|r| Ok(r.join(..))).unwrap_or_else(|| prepare_package(spec))`,
+    /// and `prepare_package` downloads. A quiet closure is not reported.
+    #[test]
+    fn closures_of_option_and_result_plumbing_run_in_place() {
+        let src = "fn expect_parents(d: &std::path::Path) -> Option<std::path::PathBuf> { None }\n\
+                   fn prepare_package(s: &str) -> Result<std::path::PathBuf, String> { let _ = std::fs::read(s); Ok(s.into()) }\n\
+                   pub async fn a(d: &std::path::Path, s: &str) {\n\
+                   let _ = expect_parents(d).map(|r| Ok(r.join(\"x\"))).unwrap_or_else(|| prepare_package(s)).unwrap();\n\
+                   }\n\
+                   pub async fn b(d: &std::path::Path) {\n\
+                   let _ = expect_parents(d).unwrap_or_else(|| std::path::PathBuf::new());\n\
+                   }\n\
+                   pub async fn c(r: Result<u8, String>) {\n\
+                   let _ = r.unwrap_or_else(|e| { std::thread::sleep(std::time::Duration::from_secs(1)); e.len() as u8 });\n\
+                   }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let lines = crate::testutil::site_lines(&report);
+        assert_eq!(lines, [4, 10], "{lines:?}");
     }
 
     /// Items a crate-local macro generates (an impl per type, glib's `wrapper!` style) are
