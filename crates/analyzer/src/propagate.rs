@@ -89,6 +89,24 @@ struct Summaries {
 }
 
 impl Summaries {
+    /// The context a call fixes for `callee`, from a caller in context `ctx`: `None` when the
+    /// call carries no fact `callee` depends on.
+    fn ctx_for(
+        &self,
+        index: &Index,
+        call: &EffectiveCall,
+        callee: FnId,
+        ctx: &[(u32, crate::ir::Name)],
+    ) -> Option<Ctx> {
+        let facts = call.facts.as_ref()?;
+        if self.relevant[callee].is_empty() {
+            return None;
+        }
+        let has_self = index.fns[callee].ir.sig.has_self;
+        let k = callee_ctx(facts, has_self, ctx, &self.relevant[callee]);
+        (!k.is_empty()).then_some(k)
+    }
+
     /// The node a call into `callee` continues in, from a caller in context `ctx`.
     fn callee_node(
         &self,
@@ -97,18 +115,9 @@ impl Summaries {
         callee: FnId,
         ctx: &[(u32, crate::ir::Name)],
     ) -> usize {
-        let Some(facts) = &call.facts else {
-            return callee;
-        };
-        if self.relevant[callee].is_empty() {
-            return callee;
-        }
-        let has_self = index.fns[callee].ir.sig.has_self;
-        let k = callee_ctx(facts, has_self, ctx, &self.relevant[callee]);
-        if k.is_empty() {
-            return callee;
-        }
-        self.ctx_nodes.get(&(callee, k)).copied().unwrap_or(callee)
+        self.ctx_for(index, call, callee, ctx)
+            .and_then(|k| self.ctx_nodes.get(&(callee, k)).copied())
+            .unwrap_or(callee)
     }
 
     /// Adds the context nodes a call from a caller in context `ctx` needs; returns the new ones.
@@ -120,21 +129,16 @@ impl Summaries {
         summarised: &dyn Fn(FnId) -> bool,
     ) -> Vec<usize> {
         let mut out = Vec::new();
-        let Some(facts) = &call.facts else {
-            return out;
-        };
         for e in &call.effects {
             let Effect::Edge { callee, .. } = e else {
                 continue;
             };
-            if self.relevant[*callee].is_empty() || !summarised(*callee) {
+            if !summarised(*callee) || self.node_ctx.len() >= MAX_CONTEXTS {
                 continue;
             }
-            let has_self = index.fns[*callee].ir.sig.has_self;
-            let k = callee_ctx(facts, has_self, ctx, &self.relevant[*callee]);
-            if k.is_empty() || self.node_ctx.len() >= MAX_CONTEXTS {
+            let Some(k) = self.ctx_for(index, call, *callee, ctx) else {
                 continue;
-            }
+            };
             let key = (*callee, k);
             if self.ctx_nodes.contains_key(&key) {
                 continue;
