@@ -24,7 +24,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::index::{FnId, Index, ModId, Res};
-use crate::ir::{IrBlock, IrExpr, IrPath, IrStmt, IrType, Pos};
+use crate::ir::{FnBody, IrBlock, IrExpr, IrPath, IrStmt, IrType, Pos};
 use crate::resolve::{Body, BodyKind, CallSite, Target};
 
 /// The configured dedicated-runtime sources, resolved in the index.
@@ -76,7 +76,7 @@ impl DedicatedRuntimes {
         f: FnId,
         bodies: &[Body],
     ) -> BTreeSet<usize> {
-        let Some(block) = index.fns[f].ir.body.as_ref() else {
+        let Some(block) = index.fns[f].ir.body.as_ref().map(FnBody::block) else {
             return BTreeSet::new();
         };
         let mut targets = BTreeMap::new();
@@ -91,7 +91,7 @@ impl DedicatedRuntimes {
             locals: BTreeSet::new(),
             spawned: BTreeSet::new(),
         };
-        walk.block(block);
+        walk.block(&block);
         bodies
             .iter()
             .enumerate()

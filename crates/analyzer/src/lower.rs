@@ -559,7 +559,7 @@ impl<'a> Lowerer<'a> {
                     || (segs[0] == "tokio" && !args.contains("current_thread")))
         });
         let memoised = body.map(crate::memo::memoised_calls).unwrap_or_default();
-        let body = body.map(|b| self.lower_block(b));
+        let body = body.map(|b| FnBody::pack(&self.lower_block(b)));
         IrFn {
             name: sig.ident.to_string(),
             sig: IrSig {
@@ -1530,6 +1530,25 @@ mod tests {
         m
     }
 
+    #[test]
+    fn a_packed_body_decodes_to_what_was_lowered_also_after_the_cache_round_trip() {
+        let m = lower(
+            "async fn f(p: Kind) { match p { Kind::A => std::fs::read(\"x\"), _ => g().await } }\n\
+             fn h() -> u8 { 1 }",
+        );
+        let packed = m.fns[0].body.as_ref().unwrap();
+        let block = packed.block();
+        let text = format!("{block:?}");
+        assert!(text.contains("read") && text.contains("Await"), "{text}");
+        // Packing again gives the same bytes: the encoding is deterministic.
+        assert_eq!(FnBody::pack(&block).encoded_len(), packed.encoded_len());
+        // The cache stores the module with postcard: the body's bytes come back as they were.
+        let bytes = postcard::to_allocvec(&m).unwrap();
+        let back: IrModule = postcard::from_bytes(&bytes).unwrap();
+        assert_eq!(format!("{:?}", back.fns[0].body.as_ref().unwrap().block()), text);
+        assert_ne!(format!("{:?}", back.fns[1].body.as_ref().unwrap().block()), text);
+    }
+
     fn count_calls(e: &IrExpr) -> usize {
         match e {
             IrExpr::Call { args, func, .. } => {
@@ -1585,7 +1604,7 @@ mod tests {
             "async fn f() { tokio::select! { r = a() => { b(std::fs::read(\"x\")) } } \
              println!(\"{}\", c()); }",
         );
-        let body = m.fns[0].body.as_ref().unwrap();
+        let body = m.fns[0].body.as_ref().unwrap().block();
         let calls: usize = body
             .stmts
             .iter()

@@ -377,7 +377,7 @@ fn resolve_in(
     let owner = instance
         .and_then(|i| i.imp)
         .map_or(def.owner, FnOwner::Impl);
-    let Some(block) = &def.ir.body else {
+    let Some(block) = def.ir.body.as_ref().map(FnBody::block) else {
         return (Vec::new(), Vec::new());
     };
     // An instance's bindings, applied to every type its body resolves.
@@ -449,7 +449,7 @@ fn resolve_in(
             );
         }
     }
-    w.walk_block(block);
+    w.walk_block(&block);
     let mut bodies = vec![Body {
         owner: f,
         kind: BodyKind::Fn,

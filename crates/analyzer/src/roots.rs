@@ -29,18 +29,24 @@ pub fn candidates(ws: &Workspace, index: &Index, configured: &[String]) -> Vec<F
     (0..index.fns.len())
         .filter(|&f| {
             let def = &index.fns[f];
-            let Some(body) = &def.ir.body else {
+            let Some(packed) = &def.ir.body else {
                 return false;
             };
-            report_unit[def.unit]
-                && !is_test_support(ws, index, f, configured)
-                && (crate::graph::root_kind(index, f, BodyKind::Fn).is_some()
-                    || def.ir.attrs.runtime_entry
-                    || (!configured.is_empty() && configured.contains(&index.fn_display(f)))
-                    // A sync `main` that runs `rt.block_on(run())`: its calls decide which
-                    // async fns only the block_on thread polls (`threads`).
-                    || crate::threads::mentions_block_on(Some(body))
-                    || AsyncScan::new(index, def.module).block(body))
+            if !report_unit[def.unit] || is_test_support(ws, index, f, configured) {
+                return false;
+            }
+            if crate::graph::root_kind(index, f, BodyKind::Fn).is_some()
+                || def.ir.attrs.runtime_entry
+                || (!configured.is_empty() && configured.contains(&index.fn_display(f)))
+            {
+                return true;
+            }
+            // Only now is the body decoded ([`crate::ir::FnBody`]).
+            let body = packed.block();
+            // A sync `main` that runs `rt.block_on(run())`: its calls decide which async fns
+            // only the block_on thread polls (`threads`).
+            crate::threads::mentions_block_on(Some(&body))
+                || AsyncScan::new(index, def.module).block(&body)
         })
         .collect()
 }

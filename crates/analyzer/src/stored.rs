@@ -29,7 +29,7 @@ const MAX_ROUNDS: usize = 16;
 pub(crate) fn returned_params(index: &Index, resolved: &[Vec<Body>]) -> Vec<BTreeSet<usize>> {
     let mut returned: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); resolved.len()];
     // Only functions with a parameter and a tail expression can return one.
-    let candidates: Vec<(usize, &IrExpr, CallTargets)> = resolved
+    let candidates: Vec<(usize, IrExpr, CallTargets)> = resolved
         .iter()
         .enumerate()
         .filter_map(|(f, bodies)| {
@@ -40,7 +40,10 @@ pub(crate) fn returned_params(index: &Index, resolved: &[Vec<Body>]) -> Vec<BTre
             // An unresolved function (no root reaches it) has no body here: skip it before
             // walking its tail.
             let body = bodies.iter().find(|b| b.kind == BodyKind::Fn)?;
-            let tail = tail(def.ir.body.as_ref()?)?;
+            let tail = match def.ir.body.as_ref()?.block().stmts.pop()? {
+                IrStmt::Expr(e) => e,
+                _ => return None,
+            };
             // A tail that never names a parameter returns none: most functions stop here, before
             // their call targets are collected.
             let names_param = tail.any(&mut |e| {

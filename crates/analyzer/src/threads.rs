@@ -38,7 +38,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::graph::{Effect, GraphBody, RootKind};
 use crate::index::{FnId, Index};
-use crate::ir::{IrBlock, IrExpr, IrStmt, Pos};
+use crate::ir::{FnBody, IrBlock, IrExpr, IrStmt, Pos};
 use crate::resolve::BodyKind;
 
 /// What one function's IR says about polling: per context (`None`: the fn body; `Some(pos)`:
@@ -252,13 +252,13 @@ impl Scan<'_> {
 
 fn polling(index: &Index, f: FnId, spawn_calls: &BTreeSet<Pos>) -> Polling {
     let mut out = Polling::default();
-    if let Some(body) = &index.fns[f].ir.body {
+    if let Some(body) = index.fns[f].ir.body.as_ref().map(FnBody::block) {
         out.contexts.entry(None).or_default();
         Scan {
             out: &mut out,
             spawn_calls,
         }
-        .block(body, None);
+        .block(&body, None);
     }
     out
 }
@@ -302,7 +302,8 @@ pub(crate) fn mark_block_on_roots(
     let any_seed = !off.bodies.is_empty()
         || owners.iter().any(|&f| {
             let def = &index.fns[f];
-            def.ir.attrs.block_on_entry || mentions_block_on(def.ir.body.as_ref())
+            def.ir.attrs.block_on_entry
+                || mentions_block_on(def.ir.body.as_ref().map(FnBody::block).as_ref())
         });
     if !any_seed {
         return;
@@ -313,7 +314,7 @@ pub(crate) fn mark_block_on_roots(
         if def.ir.sig.is_async
             || def.ir.attrs.block_on_entry
             || by_owner[&f].len() > 1
-            || mentions_block_on(def.ir.body.as_ref())
+            || mentions_block_on(def.ir.body.as_ref().map(FnBody::block).as_ref())
         {
             let none = BTreeSet::new();
             let spawn_calls = spawn_sites.get(&f).unwrap_or(&none);
@@ -354,7 +355,12 @@ pub(crate) fn mark_block_on_roots(
     // `block_on` on the only worker: its argument stays a worker root.
     let builds_current_thread: BTreeMap<FnId, bool> = polling_of
         .keys()
-        .map(|&f| (f, mentions_current_thread(index.fns[f].ir.body.as_ref())))
+        .map(|&f| {
+            (
+                f,
+                mentions_current_thread(index.fns[f].ir.body.as_ref().map(FnBody::block).as_ref()),
+            )
+        })
         .collect();
     // A `block_on` call runs its argument on the thread that makes the call: the block_on
     // thread when the call is written in a block_on-thread body, or in sync code no worker root
