@@ -34,6 +34,8 @@ Python 3.11+ stdlib only. For every app (or those named with --only), one at a t
        roots                  distinct async roots (root file:line) with a finding
        json                   size of the JSON report
        unresolved             stats.unresolved_calls / (stats.call_edges + stats.unresolved_calls)
+       unresolved calls       stats.unresolved_calls / (stats.resolved_calls + stats.unresolved_calls):
+                              the share of call expressions (reports with stats.resolved_calls)
        top reasons            the 5 largest stats.unresolved_by_reason
        per rule               findings per rule id
 
@@ -298,6 +300,9 @@ def figures(report_path: Path) -> dict:
         "call_edges": edges,
         "unresolved_calls": unres,
         "unresolved_ratio": round(unres / (edges + unres), 4) if edges + unres else None,
+        "resolved_calls": stats.get("resolved_calls"),
+        "unresolved_share": (round(unres / (stats["resolved_calls"] + unres), 4)
+                             if stats.get("resolved_calls") else None),
         "top_unresolved": reasons[:5],
         "per_rule": dict(sorted(per_rule.items())),
         "per_confidence": dict(sorted(per_conf.items())),
@@ -331,18 +336,22 @@ def render(label: str, bin_path: str, rows: list[dict], apps: dict) -> str:
             fg.get("findings_per_async_entry", ""), fg.get("sinks", ""),
             mib(fg["json_bytes"]) if fg else "", f"{ratio:.1%}" if ratio is not None else "",
             fg.get("errors", "") if fg else ""))
-    out += ["", "Unresolved calls: `unresolved_calls / (call_edges + unresolved_calls)` and the top "
-            "reasons (`stats.unresolved_by_reason`):", ""]
-    out.append("| app | call_edges | unresolved | ratio | top 5 reasons |")
-    out.append("|---|---:|---:|---:|---|")
+    out += ["", "Unresolved calls: `unresolved_calls / (call_edges + unresolved_calls)` (ratio), "
+            "`unresolved_calls / (resolved_calls + unresolved_calls)` (share of call expressions) "
+            "and the top reasons (`stats.unresolved_by_reason`):", ""]
+    out.append("| app | call_edges | resolved_calls | unresolved | ratio | share of calls | "
+               "top 5 reasons |")
+    out.append("|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         fg = r.get("figures")
         if not fg:
             continue
         reasons = ", ".join(f"{k} {v}" for k, v in fg["top_unresolved"] if v)
         ratio = fg["unresolved_ratio"]
-        out.append(f"| {r['name']} | {fg['call_edges']} | {fg['unresolved_calls']} | "
-                   f"{'' if ratio is None else f'{ratio:.1%}'} | {reasons} |")
+        share = fg.get("unresolved_share")
+        out.append(f"| {r['name']} | {fg['call_edges']} | {fg.get('resolved_calls') or ''} | "
+                   f"{fg['unresolved_calls']} | {'' if ratio is None else f'{ratio:.1%}'} | "
+                   f"{'' if share is None else f'{share:.1%}'} | {reasons} |")
     rules = sorted({k for r in rows if r.get("figures") for k in r["figures"]["per_rule"]})
     if rules:
         out += ["", "Findings per rule:", ""]
@@ -362,7 +371,7 @@ def render_compare(label_a: str, runs_a: dict, label_b: str, runs_b: dict, order
     """Side-by-side figures of two labels (e.g. base vs fixed)."""
     out = [f"## {label_a} vs {label_b}", "",
            "| app | status | cpu s | peak RSS MiB | findings | async entries | sinks | JSON MiB "
-           "| unresolved |", "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+           "| unresolved | unresolved calls |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
 
     def pair(ra, rb, get):
         return f"{get(ra)} → {get(rb)}"
@@ -376,13 +385,15 @@ def render_compare(label_a: str, runs_a: dict, label_b: str, runs_b: dict, order
         def fig(key, fmt=str):
             return lambda r: fmt((r.get("figures") or {}).get(key, "")) if r.get("figures") else "–"
 
-        out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
+        out.append("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |".format(
             name, pair(ra, rb, lambda r: r["status"]),
             pair(ra, rb, lambda r: f"{r.get('user_s', 0) + r.get('sys_s', 0):.1f}"),
             pair(ra, rb, lambda r: f"{r.get('max_rss_kib', 0) / 1024:.0f}"),
             pair(ra, rb, fig("findings")), pair(ra, rb, fig("async_entries")),
             pair(ra, rb, fig("sinks")), pair(ra, rb, fig("json_bytes", mib)),
-            pair(ra, rb, fig("unresolved_ratio", lambda v: f"{v:.1%}" if v is not None else ""))))
+            pair(ra, rb, fig("unresolved_ratio", lambda v: f"{v:.1%}" if v is not None else "")),
+            pair(ra, rb, fig("unresolved_share",
+                             lambda v: f"{v:.1%}" if isinstance(v, (int, float)) else "–"))))
     return "\n".join(out) + "\n"
 
 

@@ -110,6 +110,7 @@ pub struct CallGraph {
     /// Every body; the `Fn` body of function `f` is `fn_body[f]` when it has one.
     pub bodies: Vec<GraphBody>,
     pub fn_body: Vec<Option<usize>>,
+    /// Resolved call effects of the source functions' bodies (instances not counted again).
     pub call_edges: usize,
 }
 
@@ -262,7 +263,11 @@ pub fn build(
         if g.test_support {
             off_thread.test_support.insert(f);
         }
-        call_edges += g.call_edges;
+        // Counted once per source function, as unresolved calls are (`lib.rs`): an instance's
+        // edges are its base's calls again, bound to one type.
+        if index.instances.get(f).is_none() {
+            call_edges += g.call_edges;
+        }
         for (body, off) in g.bodies {
             if body.kind == BodyKind::Fn {
                 fn_body[f] = Some(bodies.len());
@@ -289,7 +294,9 @@ pub fn build(
                     c.effects.retain(
                         |e| !matches!(e, Effect::Edge { callee, .. } if helpers.contains(callee)),
                     );
-                    call_edges -= before - c.effects.len();
+                    if index.instances.get(b.owner).is_none() {
+                        call_edges -= before - c.effects.len();
+                    }
                 }
             }
             b.calls.retain(|c| !c.effects.is_empty());
@@ -1171,6 +1178,10 @@ mod where_tests {
             Quiet
         );
         assert_eq!(db.ffi_policy("libc", "nanosleep", false), Report);
+        assert_eq!(
+            db.ffi_policy("pingora_openssl", "SSL_use_certificate", false),
+            Quiet
+        );
         assert_eq!(db.ffi_policy("some_sys", "f", false), Unknown);
         assert_eq!(db.ffi_policy("some_sys", "f", true), Report);
         let mut quiet = db.clone();

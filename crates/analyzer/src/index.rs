@@ -116,6 +116,10 @@ pub struct TypeDef {
     pub inherent: NameMap<Vec<FnId>>,
     /// Trait impls for this type (self type resolved to it).
     pub trait_impls: Vec<ImplId>,
+    /// Trait impls for a reference to it (`impl Widget for &Block`): method lookup takes them
+    /// first on a reference receiver, and after the type's own impls otherwise (autoref), as
+    /// rustc's probe does.
+    pub ref_trait_impls: Vec<ImplId>,
     /// Traits named by the type's `#[derive(..)]` (unresolved paths, looked up in `module`).
     pub derives: ThinVec<IrPath>,
 }
@@ -480,6 +484,7 @@ impl Index {
                             },
                             inherent: NameMap::default(),
                             trait_impls: Vec::new(),
+                            ref_trait_impls: Vec::new(),
                             derives: ThinVec::new(),
                         });
                         let mut by_name = NameMap::default();
@@ -513,6 +518,7 @@ impl Index {
                     kind,
                     inherent: NameMap::default(),
                     trait_impls: Vec::new(),
+                    ref_trait_impls: Vec::new(),
                     derives: t.derives,
                 });
                 self.modules[id]
@@ -832,6 +838,11 @@ impl Index {
                     }
                 }
                 (Ty::Adt(TyCon::Local(tid), _), Some(_)) => self.types[*tid].trait_impls.push(iid),
+                (Ty::Ref(inner), Some(_)) => {
+                    if let Ty::Adt(TyCon::Local(tid), _) = &**inner {
+                        self.types[*tid].ref_trait_impls.push(iid);
+                    }
+                }
                 (Ty::Param { .. }, Some(_)) => self.blanket_impls.push(iid),
                 (Ty::Adt(TyCon::External(p), _), Some(TraitRef::Local(_))) => {
                     self.external_impls.entry(p.clone()).or_default().push(iid)
@@ -1315,6 +1326,11 @@ impl Index {
         match ty {
             Ty::Adt(TyCon::Local(t), _) => self.type_display(*t),
             Ty::Adt(TyCon::External(p), _) => p.clone(),
+            // `impl Widget for &Block`: `<&app::Block as Widget>::render`.
+            Ty::Ref(inner) => match written {
+                IrType::Ref(w) => format!("&{}", self.ty_display(inner, w, module)),
+                _ => format!("{}::<impl>", self.module_display(module)),
+            },
             _ => match written {
                 IrType::Path(p) => format!("{}::{}", self.module_display(module), p.display()),
                 _ => format!("{}::<impl>", self.module_display(module)),

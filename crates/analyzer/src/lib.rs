@@ -271,6 +271,7 @@ pub(crate) fn analyze_configured(
         .map(|u| (u.as_str().to_string(), 0))
         .collect();
     // Counted once per source function: an instance's calls are its base's ([`instances`]).
+    let mut resolved_calls = 0;
     let mut counted = vec![false; functions];
     for (f, bodies) in resolved.iter().enumerate() {
         let source = index.instances.get(f).map_or(f, |i| i.base);
@@ -279,6 +280,7 @@ pub(crate) fn analyze_configured(
         }
         for b in bodies {
             count_unresolved(&b.calls, &mut unresolved_by_reason);
+            resolved_calls += count_resolved(&b.calls);
         }
     }
     trace_unresolved(&ws, &index, &files, &resolved);
@@ -338,6 +340,7 @@ pub(crate) fn analyze_configured(
         functions_resolved,
         async_contexts: graph.bodies.iter().filter(|b| b.root.is_some()).count(),
         call_edges: graph.call_edges,
+        resolved_calls,
         unresolved_calls: unresolved_by_reason.values().sum(),
         unresolved_by_reason,
         suppressed,
@@ -472,6 +475,18 @@ fn unresolved_reason(t: &resolve::Target) -> Option<&'static str> {
         resolve::Target::UnknownMethod(..) => Some("unknown_receiver"),
         _ => None,
     }
+}
+
+/// The call expressions with at least one target that is resolved (a function of the graph, a
+/// path outside it, a parameter's closure): `stats.resolved_calls`.
+fn count_resolved(calls: &[resolve::CallSite]) -> usize {
+    let mut n = 0;
+    each_call(calls, &mut |c| {
+        if c.targets.iter().any(|t| unresolved_reason(t).is_none()) {
+            n += 1;
+        }
+    });
+    n
 }
 
 fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usize>) {

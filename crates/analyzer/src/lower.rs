@@ -1545,8 +1545,14 @@ mod tests {
         // The cache stores the module with postcard: the body's bytes come back as they were.
         let bytes = postcard::to_allocvec(&m).unwrap();
         let back: IrModule = postcard::from_bytes(&bytes).unwrap();
-        assert_eq!(format!("{:?}", back.fns[0].body.as_ref().unwrap().block()), text);
-        assert_ne!(format!("{:?}", back.fns[1].body.as_ref().unwrap().block()), text);
+        assert_eq!(
+            format!("{:?}", back.fns[0].body.as_ref().unwrap().block()),
+            text
+        );
+        assert_ne!(
+            format!("{:?}", back.fns[1].body.as_ref().unwrap().block()),
+            text
+        );
     }
 
     fn count_calls(e: &IrExpr) -> usize {

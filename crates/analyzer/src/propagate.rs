@@ -1066,6 +1066,22 @@ mod tests {
     }
 
     #[test]
+    fn option_closures_run_only_on_the_side_the_caller_leaves_open() {
+        // sentry's shape: `with_client` passes `Some(client)`, so `new_internal`'s
+        // `unwrap_or_else` closure (which loads certificates) runs only for `new`'s `None`.
+        let src = "pub struct Client;\n\
+                   fn build() -> Client { std::fs::read(\"certs\").ok(); Client }\n\
+                   fn new_internal(c: Option<Client>) -> Client { c.unwrap_or_else(|| build()) }\n\
+                   pub fn with_client(c: Client) -> Client { new_internal(Some(c)) }\n\
+                   pub fn fresh() -> Client { new_internal(None) }\n\
+                   fn each(o: Option<u8>) { o.map(|_| std::thread::sleep(std::time::Duration::from_secs(1))); }\n\
+                   pub async fn given(c: Client) { with_client(c); each(None); }\n\
+                   pub async fn made() {\n fresh();\n each(Some(1));\n}\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(sites(&r), [(9, "NB0101".into()), (10, "NB0201".into())]);
+    }
+
+    #[test]
     fn only_functions_reachable_from_roots_take_part() {
         let src = "fn used() { std::fs::read(\"x\"); }\nfn unused() { std::fs::read(\"y\"); }\n\
                    fn unused_caller() { unused(); }\nasync fn a() {\n used();\n}\n";

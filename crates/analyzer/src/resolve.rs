@@ -871,8 +871,16 @@ impl Walker<'_> {
                     self.push_call(*pos, vec![target], closures, params);
                     return Ty::Unknown;
                 }
+                let option_or_result = recv.peel_refs().external_path().is_some_and(|p| {
+                    p == "std::option::Option"
+                        || p == "std::result::Result"
+                        || p.ends_with("::Result")
+                });
                 let ty = self.walk_method(recv, method, args, *pos);
                 self.mark_facts(first_call, *pos, Some(receiver), args);
+                if option_or_result {
+                    self.guard_plumbing_closures(first_call, *pos, receiver, method);
+                }
                 if self.is_ip_address(receiver)
                     || args.first().is_some_and(|a| self.is_ip_address(a))
                 {
@@ -1448,6 +1456,40 @@ impl Walker<'_> {
         }
     }
 
+    /// `param.unwrap_or_else(|| build())` on an `Option`/`Result` parameter: the closure runs only
+    /// when the parameter is `None`/`Err` (`map`, `and_then`: only when `Some`/`Ok`), so the call
+    /// carrying it is guarded like a `match` arm on the parameter ([`crate::values`]). A caller
+    /// passing `Some(client)` never reaches the closure: sentry's
+    /// `ReqwestHttpTransport::with_client` calls `new_internal(options, Some(client))`, whose
+    /// `client.unwrap_or_else(|| { .. load the system's certificates .. })` reached mas'
+    /// transport setup before (scripts/apps/review-s11-new.toml).
+    fn guard_plumbing_closures(
+        &mut self,
+        first_call: usize,
+        pos: Pos,
+        recv: &IrExpr,
+        method: &str,
+    ) {
+        let variants: &[&str] = match method {
+            "unwrap_or_else" | "or_else" | "ok_or_else" | "get_or_insert_with" | "map_err"
+            | "inspect_err" => &["None", "Err"],
+            "map" | "and_then" | "inspect" | "filter" | "is_some_and" | "is_ok_and" | "map_or" => {
+                &["Some", "Ok"]
+            }
+            _ => return,
+        };
+        let Some(slot) = self.param_slot(recv) else {
+            return;
+        };
+        let pos = self.pos(pos);
+        let Some(i) = self.sink[first_call..].iter().rposition(|c| c.pos == pos) else {
+            return;
+        };
+        let variants: Vec<Name> = variants.iter().map(|v| crate::ir::name(v)).collect();
+        let at = first_call + i;
+        self.guard_calls_range(at, at + 1, slot, &variants);
+    }
+
     /// Records on the calls pushed since `from` (closure arguments' calls included) that they
     /// run only when parameter `slot` is one of `variants`; no variants, no condition.
     fn guard_calls(&mut self, from: usize, slot: u32, variants: &[Name]) {
@@ -1739,7 +1781,11 @@ impl Walker<'_> {
                     return (None, ty); // an enum variant
                 }
             }
-            targets = self.assoc_targets(&ty, &method);
+            targets = match &ty {
+                Ty::Adt(TyCon::Local(t), _) => self.trait_call_on_receiver(*t, &method, arg_types),
+                _ => None,
+            }
+            .unwrap_or_else(|| self.assoc_targets(&ty, &method));
             // `CliSys::default()` on a type deriving `Default`: a value of the type, no call
             // (the derive's code is generated). It binds what the value is passed to.
             if let Ty::Adt(TyCon::Local(t), _) = &ty {
@@ -1759,6 +1805,13 @@ impl Walker<'_> {
                 ret,
             );
         }
+        if let [Target::Fn(decl, _)] = targets.as_slice() {
+            if let Some(FnOwner::Trait(t)) = self.index.fns.get(*decl).map(|d| d.owner) {
+                if let Some(found) = self.trait_call_on_receiver(t, &method, arg_types) {
+                    targets = found;
+                }
+            }
+        }
         // `Read::read_to_end(f, ..)`: a std trait method called on a known std type.
         if let (Some(Target::External(p, _)), Some(recv)) = (targets.first(), arg_types.first()) {
             if targets.len() == 1 && self.rules.match_path(p).is_none() {
@@ -1775,6 +1828,52 @@ impl Walker<'_> {
             Some(self.or_unresolved(targets, Unresolved::UnknownPath)),
             ret,
         )
+    }
+
+    /// `Trait::method(x, ..)`, a trait's method named by path with the receiver as the first
+    /// argument (ratatui's `Widget::render(&self, area, buf)`): the impl of that trait that
+    /// `x.method(..)` finds for `x`'s type, not every impl of the trait. Without this, the call
+    /// in `impl Widget for Block` reached every `Widget` and `StatefulWidget` impl of the graph,
+    /// atuin's history list among them (scripts/apps/review-s11-new.toml). `None`: the targets
+    /// is not a trait, the method takes no `self`, the first argument's type is unknown or
+    /// generic, or its lookup finds no impl of the trait (the trait's dispatch stays).
+    fn trait_call_on_receiver(
+        &self,
+        t: usize,
+        method: &str,
+        arg_types: &[Ty],
+    ) -> Option<Vec<Target>> {
+        if !matches!(self.index.types.get(t)?.kind, TypeKind::Trait { .. }) {
+            return None;
+        }
+        let decl = self.trait_method(t, method, 0)?;
+        let FnOwner::Trait(t) = self.index.fns[decl].owner else {
+            return None;
+        };
+        let recv = arg_types.first()?;
+        if !self.index.fns[decl].ir.sig.has_self
+            || recv.is_unknown()
+            || matches!(recv.peel_refs(), Ty::Param { .. } | Ty::Dyn(_))
+        {
+            return None;
+        }
+        let of_trait = |g: FnId| {
+            let base = self.base_fn(g);
+            if base == decl {
+                return true;
+            }
+            let owner = self
+                .instance_impl(g)
+                .map_or(self.index.fns[base].owner, FnOwner::Impl);
+            matches!(owner, FnOwner::Impl(i)
+                if self.index.impls[i].trait_ref == Some(TraitRef::Local(t)))
+        };
+        let found: Vec<Target> = self
+            .method_targets(recv, method)
+            .into_iter()
+            .filter(|target| matches!(target, Target::Fn(g, _) if of_trait(*g)))
+            .collect();
+        (!found.is_empty()).then_some(found)
     }
 
     fn first_segment_known(&self, path: &IrPath) -> bool {
@@ -1922,7 +2021,7 @@ impl Walker<'_> {
             let peeled = t.peel_refs().clone();
             match &peeled {
                 Ty::Adt(TyCon::Local(tid), _) => {
-                    let found = self.local_methods(*tid, method);
+                    let found = self.local_methods(*tid, method, matches!(t, Ty::Ref(_)));
                     if !found.is_empty() {
                         return (found, peeled);
                     }
@@ -2004,7 +2103,9 @@ impl Walker<'_> {
 
     /// Inherent methods; else the methods of the type's trait impls, explicit and blanket
     /// (`impl<T: Bound> Tr for T`), whose trait is in scope at the call, as rustc probes them.
-    fn local_methods(&self, tid: usize, method: &str) -> Vec<Target> {
+    /// `by_ref`: the receiver is a reference to the type, so the impls for `&Type` come before
+    /// the type's own (on an owned receiver they come after: autoref).
+    fn local_methods(&self, tid: usize, method: &str, by_ref: bool) -> Vec<Target> {
         let ty = &self.index.types[tid];
         if let Some(fs) = ty.inherent.get(method) {
             return fs
@@ -2013,8 +2114,18 @@ impl Walker<'_> {
                 .collect();
         }
         let mut explicit = Vec::new();
-        for &iid in &ty.trait_impls {
+        let (first, then) = if by_ref {
+            (&ty.ref_trait_impls, &ty.trait_impls)
+        } else {
+            (&ty.trait_impls, &ty.ref_trait_impls)
+        };
+        for &iid in first {
             self.impl_method(iid, method, &mut explicit);
+        }
+        if explicit.is_empty() {
+            for &iid in then {
+                self.impl_method(iid, method, &mut explicit);
+            }
         }
         let blanket = self.blanket_methods(Implementor::Local(tid), method);
         let found = self.in_scope(explicit, blanket, Fallback::Explicit);
@@ -2345,7 +2456,7 @@ impl Walker<'_> {
                 if let TypeKind::Trait { .. } = self.index.types[*tid].kind {
                     return self.trait_dispatch(*tid, name);
                 }
-                self.local_methods(*tid, name)
+                self.local_methods(*tid, name, false)
             }
             Ty::Adt(TyCon::External(p), _) => {
                 vec![Target::External(format!("{p}::{name}"), Confidence::High)]
@@ -3032,6 +3143,42 @@ mod tests {
                    mod fs { pub fn read(_: &str) {} }\n\
                    async fn a(c: Cache) {\n c.read();\n c.lock();\n fs::read(\"x\");\n}\n";
         assert_eq!(one(src), Vec::<(u32, String)>::new());
+    }
+
+    #[test]
+    fn trait_path_calls_dispatch_on_the_first_arguments_type_and_reference_impls() {
+        // ratatui's shape: `impl Widget for Block` renders through `Widget::render(&self, ..)`,
+        // i.e. `impl Widget for &Block`; `&List` renders through its `StatefulWidget` impl.
+        // atuin's history list implements `StatefulWidget` too and must not be reached.
+        let src = "pub trait Widget { fn render(self, n: u8); }\n\
+                   pub trait StatefulWidget { fn render(self, n: u8, s: &mut u8); }\n\
+                   pub struct Block; pub struct List; pub struct History;\n\
+                   impl Widget for Block { fn render(self, n: u8) { Widget::render(&self, n); } }\n\
+                   impl Widget for &Block { fn render(self, n: u8) { std::fs::read(\"b\").ok(); } }\n\
+                   impl Widget for &List { fn render(self, n: u8) { let mut s = 0; StatefulWidget::render(self, n, &mut s); } }\n\
+                   impl StatefulWidget for &List { fn render(self, n: u8, s: &mut u8) {} }\n\
+                   impl StatefulWidget for History { fn render(self, n: u8, s: &mut u8) { std::fs::read(\"h\").ok(); } }\n\
+                   pub async fn block(b: Block) { b.render(1); }\n\
+                   pub async fn list(l: List) { Widget::render(&l, 2); (&l).render(3); }\n\
+                   pub async fn hist(h: History) { let mut s = 0; h.render(1, &mut s); }\n";
+        let r = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let mut paths: Vec<String> = r
+            .findings
+            .iter()
+            .map(|f| {
+                let steps: Vec<String> = f.path.iter().map(|s| s.callee.clone()).collect();
+                steps.join(" -> ")
+            })
+            .collect();
+        paths.sort();
+        assert_eq!(
+            paths,
+            [
+                "<app::Block as Widget>::render -> <&app::Block as Widget>::render -> std::fs::read",
+                "<app::History as StatefulWidget>::render -> std::fs::read",
+            ],
+            "{paths:#?}"
+        );
     }
 
     #[test]

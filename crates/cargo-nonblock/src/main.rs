@@ -610,16 +610,20 @@ fn print_verbose(report: &Report) {
         "nonblock: {} functions reachable from async roots resolved, {} call edges in them",
         s.functions_resolved, s.call_edges
     );
-    let total_calls = s.call_edges + s.unresolved_calls;
-    let ratio = if total_calls == 0 {
-        0.0
-    } else {
-        s.unresolved_calls as f64 / total_calls as f64
+    let share = |part: usize, whole: usize| {
+        if whole == 0 {
+            0.0
+        } else {
+            part as f64 * 100.0 / whole as f64
+        }
     };
     eprintln!(
-        "nonblock: {} unresolved call expressions ({:.1}% of calls)",
+        "nonblock: {} unresolved call expressions ({:.1}% of {} call expressions; {:.1}% of \
+         call edges + unresolved)",
         s.unresolved_calls,
-        ratio * 100.0
+        share(s.unresolved_calls, s.resolved_calls + s.unresolved_calls),
+        s.resolved_calls + s.unresolved_calls,
+        share(s.unresolved_calls, s.call_edges + s.unresolved_calls)
     );
     for (why, n) in &s.unresolved_by_reason {
         eprintln!("    {why}: {n}");
