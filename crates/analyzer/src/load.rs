@@ -73,47 +73,113 @@ impl UnitLoad {
     }
 }
 
-/// Parses a file's items one at a time; an item that does not parse is skipped up to the next
-/// top-level `;` or `{ .. }` group (where items end), and counted. syn has no error recovery of
-/// its own, so this is the smallest one that keeps the rest of a file.
-#[allow(clippy::type_complexity)]
-fn parse_items_recovering(
-    input: syn::parse::ParseStream,
-) -> syn::Result<(Vec<syn::Attribute>, Vec<syn::Item>, usize)> {
-    use syn::parse::discouraged::Speculative;
-    let attrs = input.call(syn::Attribute::parse_inner).unwrap_or_default();
-    let mut items = Vec::new();
-    let mut skipped = 0;
-    while !input.is_empty() {
-        let fork = input.fork();
-        match fork.parse::<syn::Item>() {
-            Ok(item) => {
-                input.advance_to(&fork);
-                items.push(item);
+/// What [`parse_and_lower`] read: the items (cfg'd out or not), the unparsable ones skipped, and
+/// the first one's error.
+struct Parsed {
+    items: usize,
+    skipped: usize,
+    first_error: Option<syn::Error>,
+}
+
+/// Parses a file item by item and hands each item to `lower` as soon as it is parsed, unless a
+/// `#![cfg(..)]` at the top of the file is off (then its items do not exist, as with an outer
+/// `#[cfg]` on its `mod` item). Why: `syn::parse_file` holds every item's syntax tree until the
+/// whole file is read, and generated files are large: `psl`'s 2.4 MB `list.rs` of `fn lookup_*`
+/// items raised the live heap by 442 MB on mas; lowered one at a time, a file holds its tokens and
+/// one item's tree. The loop is `syn::File`'s (after stripping a BOM and a shebang line, as
+/// `syn::parse_file` does) with the smallest error recovery: an item that does not parse is
+/// skipped up to the next top-level `;` or `{ .. }` group and counted, an edition-2015 bare trait
+/// object alias is read by [`bare_trait_object_alias`]. `Err`: the text is not a token stream.
+fn parse_and_lower(
+    text: &str,
+    cfg: &crate::cfg::CfgSet,
+    lower: &mut dyn FnMut(syn::Item),
+) -> syn::Result<Parsed> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+    // syn::parse_file's shebang rule: `#!` not followed by `[` starts a line to ignore; the
+    // newline stays, so lines keep their numbers.
+    let text = match text.strip_prefix("#!") {
+        Some(rest) if !rest.trim_start().starts_with('[') => {
+            &text[text.find('\n').unwrap_or(text.len())..]
+        }
+        _ => text,
+    };
+    let parse = |input: syn::parse::ParseStream| {
+        use syn::parse::discouraged::Speculative;
+        let mut parsed = Parsed {
+            items: 0,
+            skipped: 0,
+            first_error: None,
+        };
+        let attrs = match input.call(syn::Attribute::parse_inner) {
+            Ok(attrs) => attrs,
+            Err(e) => {
+                parsed.first_error = Some(e);
+                Vec::new()
             }
-            Err(_) => {
-                let fork = input.fork();
-                if let Ok(item) = fork.call(bare_trait_object_alias) {
+        };
+        let enabled = cfg.enabled(&attrs);
+        while !input.is_empty() {
+            let fork = input.fork();
+            let item = match fork.parse::<syn::Item>() {
+                Ok(item) => {
                     input.advance_to(&fork);
-                    items.push(item);
-                    continue;
+                    item
                 }
-                skipped += 1;
-                while !input.is_empty() {
-                    match input.parse::<proc_macro2::TokenTree>()? {
-                        proc_macro2::TokenTree::Punct(p) if p.as_char() == ';' => break,
-                        proc_macro2::TokenTree::Group(g)
-                            if g.delimiter() == proc_macro2::Delimiter::Brace =>
-                        {
-                            break
-                        }
-                        _ => {}
+                Err(e) => {
+                    let fork = input.fork();
+                    if let Ok(item) = fork.call(bare_trait_object_alias) {
+                        input.advance_to(&fork);
+                        item
+                    } else {
+                        parsed.first_error.get_or_insert(e);
+                        parsed.skipped += 1;
+                        skip_item(input)?;
+                        continue;
                     }
                 }
+            };
+            parsed.items += 1;
+            if enabled {
+                lower(item);
             }
         }
+        Ok(parsed)
+    };
+    syn::parse::Parser::parse_str(parse, text)
+}
+
+/// Skips the tokens of an item that does not parse, up to the next top-level `;` or `{ .. }`.
+fn skip_item(input: syn::parse::ParseStream) -> syn::Result<()> {
+    while !input.is_empty() {
+        match input.parse::<proc_macro2::TokenTree>()? {
+            proc_macro2::TokenTree::Punct(p) if p.as_char() == ';' => break,
+            proc_macro2::TokenTree::Group(g) if g.delimiter() == proc_macro2::Delimiter::Brace => {
+                break
+            }
+            _ => {}
+        }
     }
-    Ok((attrs, items, skipped))
+    Ok(())
+}
+
+/// The item-level `include!(..)`s of an item, kept for the loader (followed, or reported as not
+/// expanded): the item itself at the top of a file, those inside its inline modules.
+fn collect_includes(item: &syn::Item, top: &mut Vec<syn::Item>, nested: &mut Vec<syn::Item>) {
+    fn inner(item: &syn::Item, out: &mut Vec<syn::Item>) {
+        match item {
+            syn::Item::Macro(m) if m.mac.path.is_ident("include") => out.push(item.clone()),
+            syn::Item::Mod(syn::ItemMod {
+                content: Some((_, items)),
+                ..
+            }) => items.iter().for_each(|i| inner(i, out)),
+            _ => {}
+        }
+    }
+    match item {
+        syn::Item::Macro(m) if m.mac.path.is_ident("include") => top.push(item.clone()),
+        _ => inner(item, nested),
+    }
 }
 
 /// syn's message in rustc's words where syn's own says little: for a file the lexer rejects
@@ -365,48 +431,63 @@ impl Loader<'_> {
                 return;
             }
         };
-        let (inner_attrs, items) = match syn::parse_file(&text) {
-            Ok(f) => (f.attrs, f.items),
+        // Items are lowered as they are parsed ([`parse_and_lower`]).
+        let file_id = self.files.len() as u32;
+        let cfg = self.unit.cfg.clone();
+        let crate_name = self.unit.crate_name.clone();
+        let mut module = IrModule {
+            path: module_path.clone(),
+            file: file_id,
+            ..Default::default()
+        };
+        let mut decls = Vec::new();
+        let mut top_includes = Vec::new();
+        let mut nested_includes = Vec::new();
+        let parsed = {
+            let mut lowerer = Lowerer::new(&cfg, &crate_name, &mut self.item_macros);
+            let parsed = parse_and_lower(&text, &cfg, &mut |item| {
+                collect_includes(&item, &mut top_includes, &mut nested_includes);
+                lowerer.lower_item(item, &mut module, &mut decls);
+            });
+            lowerer.finish(&mut module);
+            parsed
+        };
+        match parsed {
             Err(e) => {
                 let lc = e.span().start();
                 let e = rustc_wording(&e, &text, lc);
-                // One construct syn cannot read (an edition-2015 bare trait object, syntax newer
-                // than syn) should cost that item, not the file: retry item by item.
-                match syn::parse::Parser::parse_str(parse_items_recovering, &text) {
-                    // Every item read, some through a recovery (2015 bare trait objects): the
-                    // file is analysed whole, nothing to report.
-                    Ok((attrs, items, 0)) => (attrs, items),
-                    Ok((attrs, items, skipped)) if !items.is_empty() => {
-                        self.diag(
-                            "parse",
-                            path,
-                            format!(
-                                "{}:{}: {e} ({skipped} unparsable item(s) skipped; the other {} \
-                                 items of the file were analysed)",
-                                lc.line,
-                                lc.column + 1,
-                                items.len()
-                            ),
-                        );
-                        (attrs, items)
-                    }
-                    _ => {
-                        self.diag("parse", path, format!("{}:{}: {e}", lc.line, lc.column + 1));
-                        return;
-                    }
-                }
+                self.diag("parse", path, format!("{}:{}: {e}", lc.line, lc.column + 1));
+                return;
             }
-        };
-        // `#![cfg(feature = "http3")]` at the top of a module file gates the whole module, as an
-        // outer `#[cfg]` on its `mod` item would: its items do not exist.
-        let items = if self.unit.cfg.enabled(&inner_attrs) {
-            items
-        } else {
-            Vec::new()
-        };
-        let includes = self.literal_includes(&items, path);
-        self.report_includes(&items, path);
-        let file_id = self.files.len() as u32;
+            Ok(Parsed {
+                items,
+                skipped,
+                first_error: Some(e),
+            }) if skipped > 0 => {
+                let lc = e.span().start();
+                let e = rustc_wording(&e, &text, lc);
+                if items == 0 {
+                    self.diag("parse", path, format!("{}:{}: {e}", lc.line, lc.column + 1));
+                    return;
+                }
+                // One construct syn cannot read (syntax newer than syn) costs that item, not the
+                // file.
+                self.diag(
+                    "parse",
+                    path,
+                    format!(
+                        "{}:{}: {e} ({skipped} unparsable item(s) skipped; the other {items} \
+                         items of the file were analysed)",
+                        lc.line,
+                        lc.column + 1,
+                    ),
+                );
+            }
+            Ok(_) => {}
+        }
+        let includes = self.literal_includes(&top_includes, path);
+        self.report_includes_in(&top_includes, path, true);
+        self.report_includes_in(&nested_includes, path, false);
         self.files.push(SourceFile {
             path: path.to_path_buf(),
             unit: self.unit_index,
@@ -415,12 +496,13 @@ impl Loader<'_> {
         let file_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         self.stack.push(canonical);
         let index = self.modules.len();
-        self.lower_module(
-            items,
-            module_path.clone(),
+        self.push_module(
+            module,
+            decls,
+            &module_path,
             file_id,
-            child_dir,
-            file_dir.clone(),
+            &child_dir,
+            &file_dir,
             depth,
         );
         for (i, included) in includes.iter().enumerate() {
@@ -432,7 +514,7 @@ impl Loader<'_> {
     /// The live item-level `include!("file.rs")`s of a file (a string literal, relative to the
     /// file's directory as rustc reads it): bindings crates keep their `extern` blocks in one
     /// (tree-sitter's `include!("./bindings.rs")`). Others (`concat!(env!("OUT_DIR"), ..)`, inside
-    /// an inline module) are reported by [`Loader::report_includes`].
+    /// an inline module) are reported by [`Loader::report_includes_in`].
     fn literal_includes(&mut self, items: &[syn::Item], path: &Path) -> Vec<PathBuf> {
         let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         let mut found = Vec::new();
@@ -499,10 +581,6 @@ impl Loader<'_> {
     /// inline module); say so, rather than lose the included items silently. `include!` of
     /// build-script output (`OUT_DIR`) could not be read anyway: the tool never runs build
     /// scripts.
-    fn report_includes(&mut self, items: &[syn::Item], path: &Path) {
-        self.report_includes_in(items, path, true)
-    }
-
     fn report_includes_in(&mut self, items: &[syn::Item], path: &Path, top: bool) {
         for item in items {
             match item {
@@ -561,16 +639,46 @@ impl Loader<'_> {
         };
         let decls =
             Lowerer::new(&cfg, &crate_name, &mut self.item_macros).lower_items(items, &mut module);
+        self.push_module(
+            module,
+            decls,
+            &module_path,
+            file_id,
+            &child_dir,
+            &file_dir,
+            depth,
+        );
+    }
+
+    /// Adds a lowered module, then loads the modules it declares.
+    #[allow(clippy::too_many_arguments)]
+    fn push_module(
+        &mut self,
+        module: IrModule,
+        decls: Vec<ModDecl>,
+        module_path: &[String],
+        file_id: u32,
+        child_dir: &Path,
+        file_dir: &Path,
+        depth: usize,
+    ) {
+        for (name, at) in self.item_macros.take_oversized() {
+            let path = self.files[file_id as usize].path.clone();
+            self.diag(
+                "size",
+                &path,
+                format!(
+                    "{}:{}: `macro_rules! {name}` has over {} tokens: its invocations are not \
+                     expanded (a definition that large is generated data)",
+                    at.line,
+                    at.column,
+                    crate::lower::MACRO_DEFINITION_TOKENS
+                ),
+            );
+        }
         self.modules.push(module);
         for decl in decls {
-            self.load_decl(
-                decl,
-                &module_path,
-                file_id,
-                &child_dir,
-                &file_dir,
-                depth + 1,
-            );
+            self.load_decl(decl, module_path, file_id, child_dir, file_dir, depth + 1);
         }
     }
 
@@ -906,6 +1014,49 @@ mod tests {
             r.errors[0].message
         );
         assert_eq!(sites(&r), [(5, "NB0101".into())]);
+    }
+
+    /// A file is lowered item by item as it is parsed: a script's shebang line and a BOM are
+    /// skipped as `syn::parse_file` does, lines keep their numbers.
+    #[test]
+    fn shebang_lines_and_byte_order_marks_are_skipped_as_syn_does() {
+        let shebang = analyze_files(&[(
+            "src/lib.rs",
+            "#!/usr/bin/env rust-script\nasync fn a() {\n std::fs::read(\"x\");\n}\n",
+        )]);
+        assert!(shebang.errors.is_empty(), "{:?}", shebang.errors);
+        assert_eq!(sites(&shebang), [(3, "NB0101".into())]);
+        // `#![..]` is an inner attribute, not a shebang.
+        let inner = analyze_files(&[(
+            "src/lib.rs",
+            "\u{feff}#![allow(dead_code)]\nasync fn a() {\n std::fs::read(\"x\");\n}\n",
+        )]);
+        assert!(inner.errors.is_empty(), "{:?}", inner.errors);
+        assert_eq!(sites(&inner), [(3, "NB0101".into())]);
+    }
+
+    /// ICU4X's baked data crates: a `macro_rules!` whose body is data (here 120 000 tokens) is
+    /// reported and not kept; a small one still expands.
+    #[test]
+    fn an_oversized_macro_rules_definition_is_reported_and_not_expanded() {
+        let data = "0, ".repeat(60_000);
+        let src = format!(
+            "macro_rules! big {{ () => {{ fn from_big() {{ std::fs::read(\"x\"); }} \
+             const DATA: [u8; 60000] = [{data}]; }} }}\n\
+             macro_rules! small {{ () => {{ fn from_small() {{ std::fs::read(\"y\"); }} }} }}\n\
+             big!();\nsmall!();\n\
+             async fn a() {{\n from_big();\n from_small();\n}}\n"
+        );
+        let r = analyze_files(&[("src/lib.rs", &src)]);
+        assert_eq!(kinds(&r), ["size"]);
+        assert!(
+            r.errors[0]
+                .message
+                .starts_with("1:14: `macro_rules! big` has over 100000 tokens"),
+            "{}",
+            r.errors[0].message
+        );
+        assert_eq!(sites(&r), [(7, "NB0101".into())]);
     }
 
     /// Edition-2015 bare trait objects in type aliases (signal-hook-registry 1.4.8's

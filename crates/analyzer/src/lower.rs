@@ -45,9 +45,18 @@ pub struct ItemMacros {
     exported: std::collections::HashMap<String, std::rc::Rc<MacroRules>>,
     /// Names invoked (`name!`, `crate::name!`) where no definition was known.
     unknown: std::collections::HashSet<String>,
+    /// Definitions over [`MACRO_DEFINITION_TOKENS`] met since the loader last took them
+    /// ([`ItemMacros::take_oversized`]): name, position of the name.
+    oversized: Vec<(String, Pos)>,
 }
 
 impl ItemMacros {
+    /// The `macro_rules!` definitions left out for their size since the last call, for the
+    /// loader to report.
+    pub fn take_oversized(&mut self) -> Vec<(String, Pos)> {
+        std::mem::take(&mut self.oversized)
+    }
+
     /// Macros exported by the crate that were invoked before their definition was lowered
     /// (`mod js;` declared before `mod util;` where `lock!` is defined): a load that returns
     /// some must be redone with [`ItemMacros::with_exports`], so those invocations expand too.
@@ -97,6 +106,13 @@ const MACRO_EXPANSIONS: usize = 128;
 /// 190) costs the sum of its steps' inputs, which this bounds.
 const MACRO_EXPANSION_TOKENS: usize = 50_000;
 
+/// Tokens a `macro_rules!` definition may have to be kept. Larger ones are data, not code: ICU4X's
+/// baked data crates define one `#[macro_export] macro_rules! __impl_*` per data key whose body
+/// is the data (icu_experimental_data: 54 MB in 68 such files, held as token trees and lowered
+/// arms, was 500 MB of a cold run on mas). Such a definition is reported (kind `size`), and its
+/// invocations stay unexpanded, as those of a macro from outside the graph.
+pub(crate) const MACRO_DEFINITION_TOKENS: usize = 100_000;
+
 /// A `mod x;` declaration found while lowering a module, for the loader to resolve to a file.
 pub struct ModDecl {
     pub name: String,
@@ -128,13 +144,25 @@ impl<'a> Lowerer<'a> {
         for item in items {
             self.lower_item(item, module, &mut mods);
         }
-        module.fns.append(&mut self.nested_fns);
-        module.uses.append(&mut self.nested_uses);
-        module.values.append(&mut self.nested_values);
+        self.finish(module);
         mods
     }
 
-    fn lower_item(&mut self, mut item: syn::Item, module: &mut IrModule, mods: &mut Vec<ModDecl>) {
+    /// Adds what the bodies of the lowered items declared (nested fns, `use`s, statics) to
+    /// `module`: the end of [`Lowerer::lower_items`], for a caller lowering items one at a time.
+    pub fn finish(&mut self, module: &mut IrModule) {
+        module.fns.append(&mut self.nested_fns);
+        module.uses.append(&mut self.nested_uses);
+        module.values.append(&mut self.nested_values);
+    }
+
+    /// Lowers one item of `module`; a `mod` declaration is added to `mods`.
+    pub fn lower_item(
+        &mut self,
+        mut item: syn::Item,
+        module: &mut IrModule,
+        mods: &mut Vec<ModDecl>,
+    ) {
         if let Some(attrs) = item_attrs_mut(&mut item) {
             if !self.cfg.keep(attrs) {
                 return;
@@ -324,7 +352,9 @@ impl<'a> Lowerer<'a> {
         if m.mac.path.is_ident("macro_rules") {
             if let Some(ident) = &m.ident {
                 let exported = m.attrs.iter().any(|a| a.path().is_ident("macro_export"));
-                self.define_macro(ident, &m.mac.tokens);
+                if !self.define_macro(ident, &m.mac.tokens) {
+                    return;
+                }
                 if exported {
                     if let Some(rules) = self.item_macros.rules.get(&ident.to_string()) {
                         let rules = rules.clone();
@@ -674,7 +704,17 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Records a `macro_rules!` definition for expansion at later invocations in this crate.
-    fn define_macro(&mut self, name: &proc_macro2::Ident, body: &TokenStream) {
+    /// Records a `macro_rules!` definition; `false` when it is over [`MACRO_DEFINITION_TOKENS`]
+    /// (then any earlier definition of the name is forgotten too, as the new one shadows it).
+    fn define_macro(&mut self, name: &proc_macro2::Ident, body: &TokenStream) -> bool {
+        let size = crate::macro_rules::token_count(body, MACRO_DEFINITION_TOKENS + 1);
+        if size > MACRO_DEFINITION_TOKENS {
+            self.item_macros.rules.remove(&name.to_string());
+            self.item_macros
+                .oversized
+                .push((name.to_string(), pos(name.span())));
+            return false;
+        }
         match MacroRules::parse(body.clone()) {
             Some(rules) => {
                 self.item_macros
@@ -685,6 +725,7 @@ impl<'a> Lowerer<'a> {
                 self.item_macros.rules.remove(&name.to_string());
             }
         }
+        true
     }
 
     /// Expands an invocation of a `macro_rules!` defined earlier in this crate, by name
