@@ -589,7 +589,13 @@ impl<'a> Lowerer<'a> {
                     || (segs[0] == "tokio" && !args.contains("current_thread")))
         });
         let memoised = body.map(crate::memo::memoised_calls).unwrap_or_default();
-        let body = body.map(|b| FnBody::pack(&self.lower_block(b)));
+        let block = body.map(|b| self.lower_block(b));
+        let names_block_on = crate::threads::mentions_block_on(block.as_ref());
+        let builds_current_thread = crate::threads::mentions_current_thread(block.as_ref());
+        let tail_names_param = block
+            .as_ref()
+            .is_some_and(|b| crate::stored::tail_names_param(b, &params));
+        let body = block.as_ref().map(FnBody::pack);
         IrFn {
             name: sig.ident.to_string(),
             sig: IrSig {
@@ -607,6 +613,9 @@ impl<'a> Lowerer<'a> {
                 block_on_entry,
                 item_line: pos(sig.fn_token.span).line,
                 memoised,
+                names_block_on,
+                builds_current_thread,
+                tail_names_param,
             },
         }
     }
@@ -1569,6 +1578,38 @@ mod tests {
         let mut macros = ItemMacros::default();
         Lowerer::new(&cfg, "demo", &mut macros).lower_items(file.items, &mut m);
         m
+    }
+
+    /// The questions later stages ask of every body are answered at lowering, so that they need
+    /// not decode it.
+    #[test]
+    fn body_facts_are_recorded_at_lowering() {
+        let m = lower(
+            "fn main() { let rt = tokio::runtime::Builder::new_current_thread().build().unwrap(); \
+             rt.block_on(run()); }\n\
+             fn wrap<F>(f: F, n: u8) -> Wrapped<F> { Wrapped { f } }\n\
+             fn plain(n: u8) -> u8 { 1 }\n",
+        );
+        let attrs: Vec<(bool, bool, bool)> = m
+            .fns
+            .iter()
+            .map(|f| {
+                let a = &f.attrs;
+                (
+                    a.names_block_on,
+                    a.builds_current_thread,
+                    a.tail_names_param,
+                )
+            })
+            .collect();
+        assert_eq!(
+            attrs,
+            [
+                (true, true, false),
+                (false, false, true),
+                (false, false, false)
+            ]
+        );
     }
 
     #[test]

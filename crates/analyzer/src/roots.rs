@@ -41,12 +41,13 @@ pub fn candidates(ws: &Workspace, index: &Index, configured: &[String]) -> Vec<F
             {
                 return true;
             }
-            // Only now is the body decoded ([`crate::ir::FnBody`]).
-            let body = packed.block();
             // A sync `main` that runs `rt.block_on(run())`: its calls decide which async fns
             // only the block_on thread polls (`threads`).
-            crate::threads::mentions_block_on(Some(&body))
-                || AsyncScan::new(index, def.module).block(&body)
+            if def.ir.attrs.names_block_on {
+                return true;
+            }
+            // Only now is the body decoded ([`crate::ir::FnBody`]).
+            AsyncScan::new(index, def.module).block(&packed.block())
         })
         .collect()
 }

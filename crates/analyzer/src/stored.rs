@@ -40,20 +40,15 @@ pub(crate) fn returned_params(index: &Index, resolved: &[Vec<Body>]) -> Vec<BTre
             // An unresolved function (no root reaches it) has no body here: skip it before
             // walking its tail.
             let body = bodies.iter().find(|b| b.kind == BodyKind::Fn)?;
+            // A tail that never names a parameter returns none: most functions stop here, before
+            // their body is decoded and their call targets are collected.
+            if !def.ir.attrs.tail_names_param {
+                return None;
+            }
             let tail = match def.ir.body.as_ref()?.block().stmts.pop()? {
                 IrStmt::Expr(e) => e,
                 _ => return None,
             };
-            // A tail that never names a parameter returns none: most functions stop here, before
-            // their call targets are collected.
-            let names_param = tail.any(&mut |e| {
-                matches!(e, IrExpr::Path(p, _) if p.single().is_some_and(|n| {
-                    def.ir.sig.params.iter().any(|(name, _)| name.as_deref() == Some(n))
-                }))
-            });
-            if !names_param {
-                return None;
-            }
             // The analysed functions each call position resolves to.
             let mut targets = CallTargets::new();
             for c in &body.calls {
@@ -92,6 +87,22 @@ pub(crate) fn returned_params(index: &Index, resolved: &[Vec<Body>]) -> Vec<BTre
         }
     }
     returned
+}
+
+/// Whether the tail expression of a function's body names one of its parameters: only such a
+/// function can return a parameter ([`returned_params`]). Computed at lowering
+/// (`FnAttrs::tail_names_param`).
+pub(crate) fn tail_names_param(
+    body: &IrBlock,
+    params: &[(Option<crate::ir::Name>, crate::ir::IrType)],
+) -> bool {
+    tail(body).is_some_and(|t| {
+        t.any(&mut |e| {
+            matches!(e, IrExpr::Path(p, _) if p.single().is_some_and(|n| {
+                params.iter().any(|(name, _)| name.as_deref() == Some(n))
+            }))
+        })
+    })
 }
 
 /// The value of a block: its last statement when that is an expression.

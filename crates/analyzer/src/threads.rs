@@ -302,8 +302,7 @@ pub(crate) fn mark_block_on_roots(
     let any_seed = !off.bodies.is_empty()
         || owners.iter().any(|&f| {
             let def = &index.fns[f];
-            def.ir.attrs.block_on_entry
-                || mentions_block_on(def.ir.body.as_ref().map(FnBody::block).as_ref())
+            def.ir.attrs.block_on_entry || def.ir.attrs.names_block_on
         });
     if !any_seed {
         return;
@@ -314,7 +313,7 @@ pub(crate) fn mark_block_on_roots(
         if def.ir.sig.is_async
             || def.ir.attrs.block_on_entry
             || by_owner[&f].len() > 1
-            || mentions_block_on(def.ir.body.as_ref().map(FnBody::block).as_ref())
+            || def.ir.attrs.names_block_on
         {
             let none = BTreeSet::new();
             let spawn_calls = spawn_sites.get(&f).unwrap_or(&none);
@@ -355,12 +354,7 @@ pub(crate) fn mark_block_on_roots(
     // `block_on` on the only worker: its argument stays a worker root.
     let builds_current_thread: BTreeMap<FnId, bool> = polling_of
         .keys()
-        .map(|&f| {
-            (
-                f,
-                mentions_current_thread(index.fns[f].ir.body.as_ref().map(FnBody::block).as_ref()),
-            )
-        })
+        .map(|&f| (f, index.fns[f].ir.attrs.builds_current_thread))
         .collect();
     // A `block_on` call runs its argument on the thread that makes the call: the block_on
     // thread when the call is written in a block_on-thread body, or in sync code no worker root
@@ -542,7 +536,7 @@ fn closure(
 }
 
 /// Whether a body builds a current-thread runtime (`Builder::new_current_thread()`).
-fn mentions_current_thread(body: Option<&IrBlock>) -> bool {
+pub(crate) fn mentions_current_thread(body: Option<&IrBlock>) -> bool {
     body.is_some_and(|b| {
         b.any(&mut |e| match e {
             IrExpr::MethodCall { method, .. } => method == "new_current_thread",
