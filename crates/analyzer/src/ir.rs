@@ -134,7 +134,7 @@ pub struct IrFn {
 
 /// A function's body, kept encoded from lowering until a stage reads it ([`FnBody::block`]).
 ///
-/// Why: bodies are most of a dependency graph's IR (deno: 313 of 578 MB live after parsing),
+/// Why: bodies are most of a dependency graph's IR (deno: 313 of 578 MiB live after parsing),
 /// yet only the functions an async root reaches are ever resolved (deno: 51 000 of 200 000).
 /// Encoded in the cache's format (postcard) a body takes a sixth of its decoded size (deno:
 /// 54 MB); lowering packs each body as soon as it is built, so its nodes never sit among the
