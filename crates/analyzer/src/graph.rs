@@ -1156,34 +1156,25 @@ mod where_tests {
         assert!(trusted.findings.is_empty());
         let db = crate::RuleDb::builtin();
         use crate::rules::FfiPolicy::*;
-        assert_eq!(db.ffi_policy("v8", "v8__Isolate__New", false), Quiet);
-        assert_eq!(
-            db.ffi_policy("libsqlite3_sys", "sqlite3_step", false),
-            Report
-        );
-        assert_eq!(
-            db.ffi_policy("libsqlite3_sys", "sqlite3_column_int", false),
-            Quiet
-        );
-        assert_eq!(db.ffi_policy("openssl_sys", "SSL_connect", false), Report);
-        assert_eq!(db.ffi_policy("openssl_sys", "SSL_CTX_new", false), Quiet);
-        assert_eq!(db.ffi_policy("libgit2_sys", "git_clone", false), Report);
-        assert_eq!(db.ffi_policy("libc", "close", false), Quiet);
-        assert_eq!(
-            db.ffi_policy("tree_sitter", "ts_parser_parse_with_options", false),
-            Report
-        );
-        assert_eq!(
-            db.ffi_policy("tree_sitter", "ts_node_child_count", false),
-            Quiet
-        );
-        assert_eq!(db.ffi_policy("libc", "nanosleep", false), Report);
-        assert_eq!(
-            db.ffi_policy("pingora_openssl", "SSL_use_certificate", false),
-            Quiet
-        );
-        assert_eq!(db.ffi_policy("some_sys", "f", false), Unknown);
-        assert_eq!(db.ffi_policy("some_sys", "f", true), Report);
+        // (library, foreign fn, declared in a workspace member) → policy.
+        let expected = [
+            ("v8", "v8__Isolate__New", false, Quiet),
+            ("libsqlite3_sys", "sqlite3_step", false, Report),
+            ("libsqlite3_sys", "sqlite3_column_int", false, Quiet),
+            ("openssl_sys", "SSL_connect", false, Report),
+            ("openssl_sys", "SSL_CTX_new", false, Quiet),
+            ("libgit2_sys", "git_clone", false, Report),
+            ("libc", "close", false, Quiet),
+            ("tree_sitter", "ts_parser_parse_with_options", false, Report),
+            ("tree_sitter", "ts_node_child_count", false, Quiet),
+            ("libc", "nanosleep", false, Report),
+            ("pingora_openssl", "SSL_use_certificate", false, Quiet),
+            ("some_sys", "f", false, Unknown),
+            ("some_sys", "f", true, Report),
+        ];
+        for (lib, f, member, policy) in expected {
+            assert_eq!(db.ffi_policy(lib, f, member), policy, "{lib}::{f}");
+        }
         let mut quiet = db.clone();
         quiet.ffi_unknown_quiet = true;
         quiet.ffi_report = vec!["v8".into()];

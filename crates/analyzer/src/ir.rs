@@ -200,9 +200,9 @@ pub struct FnAttrs {
     #[serde(default)]
     pub memoised: Vec<Pos>,
     /// What later stages ask of every body, answered at lowering so that they need not decode
-    /// it ([`FnBody`]): the body names `block_on` (`crate::threads::mentions_block_on`), builds a
-    /// current-thread runtime (`crate::threads::mentions_current_thread`), its tail expression
-    /// names a parameter (`crate::stored::tail_names_param`).
+    /// it ([`FnBody`]): the body names `block_on`, builds a current-thread runtime
+    /// (`crate::threads::runtime_mentions`), its tail expression names a parameter
+    /// (`crate::stored::tail_names_param`).
     pub names_block_on: bool,
     pub builds_current_thread: bool,
     pub tail_names_param: bool,

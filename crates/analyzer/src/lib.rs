@@ -279,8 +279,7 @@ pub(crate) fn analyze_configured(
             continue;
         }
         for b in bodies {
-            count_unresolved(&b.calls, &mut unresolved_by_reason);
-            resolved_calls += count_resolved(&b.calls);
+            resolved_calls += count_calls(&b.calls, &mut unresolved_by_reason);
         }
     }
     trace_unresolved(&ws, &index, &files, &resolved);
@@ -477,24 +476,22 @@ fn unresolved_reason(t: &resolve::Target) -> Option<&'static str> {
     }
 }
 
-/// The call expressions with at least one target that is resolved (a function of the graph, a
-/// path outside it, a parameter's closure): `stats.resolved_calls`.
-fn count_resolved(calls: &[resolve::CallSite]) -> usize {
-    let mut n = 0;
+/// Counts the calls' unresolved targets by reason into `unresolved` (`stats.unresolved_by_reason`)
+/// and returns the number of call expressions with at least one resolved target (a function of
+/// the graph, a path outside it, a parameter's closure): `stats.resolved_calls`.
+fn count_calls(calls: &[resolve::CallSite], unresolved: &mut BTreeMap<String, usize>) -> usize {
+    let mut resolved = 0;
     each_call(calls, &mut |c| {
-        if c.targets.iter().any(|t| unresolved_reason(t).is_none()) {
-            n += 1;
+        let mut any_resolved = false;
+        for t in &c.targets {
+            match unresolved_reason(t) {
+                Some(reason) => *unresolved.entry(reason.to_string()).or_default() += 1,
+                None => any_resolved = true,
+            }
         }
+        resolved += usize::from(any_resolved);
     });
-    n
-}
-
-fn count_unresolved(calls: &[resolve::CallSite], out: &mut BTreeMap<String, usize>) {
-    each_call(calls, &mut |c| {
-        for reason in c.targets.iter().filter_map(unresolved_reason) {
-            *out.entry(reason.to_string()).or_default() += 1;
-        }
-    });
+    resolved
 }
 
 #[cfg(test)]

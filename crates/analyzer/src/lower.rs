@@ -590,8 +590,9 @@ impl<'a> Lowerer<'a> {
         });
         let memoised = body.map(crate::memo::memoised_calls).unwrap_or_default();
         let block = body.map(|b| self.lower_block(b));
-        let names_block_on = crate::threads::mentions_block_on(block.as_ref());
-        let builds_current_thread = crate::threads::mentions_current_thread(block.as_ref());
+        let (names_block_on, builds_current_thread) = block
+            .as_ref()
+            .map_or((false, false), crate::threads::runtime_mentions);
         let tail_names_param = block
             .as_ref()
             .is_some_and(|b| crate::stored::tail_names_param(b, &params));

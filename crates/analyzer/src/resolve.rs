@@ -205,6 +205,18 @@ fn keeps_payload(recv: &Ty, method: &str) -> bool {
                 )))
 }
 
+/// Adds `cond` to the guard of each call, and of the calls of the closures they are given.
+fn add_guard(calls: &mut [CallSite], cond: &Cond) {
+    for c in calls {
+        let mut guard = c.guard.as_deref().map_or_else(Vec::new, <[Cond]>::to_vec);
+        guard.push(cond.clone());
+        c.guard = Some(guard.into());
+        for ca in &mut c.closure_args {
+            add_guard(&mut ca.calls, cond);
+        }
+    }
+}
+
 /// The resolved bodies of one run: what [`resolve_reachable`] found from its roots.
 pub struct Resolution {
     /// Every function's bodies, indexed by function id: empty for a function without a body,
@@ -871,11 +883,10 @@ impl Walker<'_> {
                     self.push_call(*pos, vec![target], closures, params);
                     return Ty::Unknown;
                 }
-                let option_or_result = recv.peel_refs().external_path().is_some_and(|p| {
-                    p == "std::option::Option"
-                        || p == "std::result::Result"
-                        || p.ends_with("::Result")
-                });
+                let option_or_result = recv
+                    .peel_refs()
+                    .external_path()
+                    .is_some_and(crate::ty::is_option_or_result);
                 let ty = self.walk_method(recv, method, args, *pos);
                 self.mark_facts(first_call, *pos, Some(receiver), args);
                 if option_or_result {
@@ -1481,13 +1492,13 @@ impl Walker<'_> {
         let Some(slot) = self.param_slot(recv) else {
             return;
         };
-        let pos = self.pos(pos);
-        let Some(i) = self.sink[first_call..].iter().rposition(|c| c.pos == pos) else {
-            return;
+        let cond = Cond {
+            slot,
+            any_of: variants.iter().map(|v| crate::ir::name(v)).collect(),
         };
-        let variants: Vec<Name> = variants.iter().map(|v| crate::ir::name(v)).collect();
-        let at = first_call + i;
-        self.guard_calls_range(at, at + 1, slot, &variants);
+        if let Some(c) = self.pushed_call(first_call, pos) {
+            add_guard(std::slice::from_mut(c), &cond);
+        }
     }
 
     /// Records on the calls pushed since `from` (closure arguments' calls included) that they
@@ -1502,21 +1513,11 @@ impl Walker<'_> {
         if variants.is_empty() {
             return;
         }
-        fn add(calls: &mut [CallSite], cond: &Cond) {
-            for c in calls {
-                let mut guard = c.guard.as_deref().map_or_else(Vec::new, <[Cond]>::to_vec);
-                guard.push(cond.clone());
-                c.guard = Some(guard.into());
-                for ca in &mut c.closure_args {
-                    add(&mut ca.calls, cond);
-                }
-            }
-        }
         let cond = Cond {
             slot,
             any_of: variants.iter().copied().collect(),
         };
-        add(&mut self.sink[from..to], &cond);
+        add_guard(&mut self.sink[from..to], &cond);
     }
 
     /// Records on the call at `pos` pushed since `first_call` which of its arguments are
@@ -1554,25 +1555,25 @@ impl Walker<'_> {
         if facts.is_empty() {
             return;
         }
+        if let Some(c) = self.pushed_call(first_call, pos) {
+            c.facts = Some(Box::new(facts));
+        }
+    }
+
+    /// The call at `pos` pushed since `first_call`: the call itself, pushed after its
+    /// arguments' calls (the last one at that position).
+    fn pushed_call(&mut self, first_call: usize, pos: Pos) -> Option<&mut CallSite> {
         let pos = self.pos(pos);
-        if let Some(c) = self.sink[first_call..]
+        self.sink[first_call..]
             .iter_mut()
             .rev()
             .find(|c| c.pos == pos)
-        {
-            c.facts = Some(Box::new(facts));
-        }
     }
 
     /// Marks the call at `pos` pushed since `first_call` (the call itself, after its arguments'
     /// calls) as taking an address that needs no name resolution.
     fn mark_addr_is_ip(&mut self, first_call: usize, pos: Pos) {
-        let pos = self.pos(pos);
-        if let Some(c) = self.sink[first_call..]
-            .iter_mut()
-            .rev()
-            .find(|c| c.pos == pos)
-        {
+        if let Some(c) = self.pushed_call(first_call, pos) {
             c.addr_is_ip = true;
         }
     }
@@ -1580,12 +1581,7 @@ impl Walker<'_> {
     /// Records on the call at `pos` pushed since `first_call` the short string literal written
     /// as its first argument (`Regex::new("^[a-z]+$")`).
     fn mark_str_arg(&mut self, first_call: usize, pos: Pos, text: crate::ir::Name) {
-        let pos = self.pos(pos);
-        if let Some(c) = self.sink[first_call..]
-            .iter_mut()
-            .rev()
-            .find(|c| c.pos == pos)
-        {
+        if let Some(c) = self.pushed_call(first_call, pos) {
             c.str_arg = Some(text);
         }
     }
@@ -1834,8 +1830,8 @@ impl Walker<'_> {
     /// argument (ratatui's `Widget::render(&self, area, buf)`): the impl of that trait that
     /// `x.method(..)` finds for `x`'s type, not every impl of the trait. Without this, the call
     /// in `impl Widget for Block` reached every `Widget` and `StatefulWidget` impl of the graph,
-    /// atuin's history list among them (scripts/apps/review-s11-new.toml). `None`: the targets
-    /// is not a trait, the method takes no `self`, the first argument's type is unknown or
+    /// atuin's history list among them (scripts/apps/review-s11-new.toml). `None`: `t` is not a
+    /// trait, the method takes no `self`, the first argument's type is unknown or
     /// generic, or its lookup finds no impl of the trait (the trait's dispatch stays).
     fn trait_call_on_receiver(
         &self,
@@ -1843,9 +1839,6 @@ impl Walker<'_> {
         method: &str,
         arg_types: &[Ty],
     ) -> Option<Vec<Target>> {
-        if !matches!(self.index.types.get(t)?.kind, TypeKind::Trait { .. }) {
-            return None;
-        }
         let decl = self.trait_method(t, method, 0)?;
         let FnOwner::Trait(t) = self.index.fns[decl].owner else {
             return None;
@@ -1936,9 +1929,7 @@ impl Walker<'_> {
         // external calls are not modelled (`File::open` is typed `File`), so `unwrap` on any
         // other external type is the identity.
         if let Some(p) = recv_peeled.external_path() {
-            let plumbing = (p == "std::option::Option"
-                || p == "std::result::Result"
-                || p.ends_with("::Result"))
+            let plumbing = crate::ty::is_option_or_result(p)
                 && (is_unwrap_method(method)
                     || method == "ok"
                     || method == "as_ref"
@@ -1959,11 +1950,7 @@ impl Walker<'_> {
                     recv_peeled
                 };
             }
-            if is_unwrap_method(method)
-                && !(p == "std::option::Option"
-                    || p == "std::result::Result"
-                    || p.ends_with("::Result"))
-            {
+            if is_unwrap_method(method) && !crate::ty::is_option_or_result(p) {
                 return recv_peeled;
             }
             if plumbing {
@@ -2808,9 +2795,7 @@ fn mapped_result(recv: &Ty, method: &str, ret: &Ty) -> Option<Ty> {
     let option = p == "std::option::Option";
     let result = p == "std::result::Result" || p.ends_with("::Result");
     let ret_path = ret.external_path();
-    let ret_wraps = ret_path.is_some_and(|r| {
-        r == "std::option::Option" || r == "std::result::Result" || r.ends_with("::Result")
-    });
+    let ret_wraps = ret_path.is_some_and(crate::ty::is_option_or_result);
     match method {
         "map" if option => Some(Ty::external(p.as_str(), vec![ret.clone()])),
         "map" if result => {
@@ -2877,8 +2862,7 @@ fn adapter_item(recv: &Ty, method: &str) -> Option<Ty> {
         return None;
     };
     let item = args.first()?.clone();
-    let is_option_like =
-        p == "std::option::Option" || p == "std::result::Result" || p.ends_with("::Result");
+    let is_option_like = crate::ty::is_option_or_result(p);
     let option_adapter = matches!(
         method,
         "map"

@@ -349,27 +349,21 @@ pub(crate) fn mark_block_on_roots(
             Some(p) => bodies[b].kind == BodyKind::AsyncBlock && bodies[b].pos == p,
         })
     };
-    // A sync fn that may build a current-thread runtime (`Builder::new_current_thread()`, even
-    // beside a multi-thread one chosen at run time, as atuin's client does) may run its
-    // `block_on` on the only worker: its argument stays a worker root.
-    let builds_current_thread: BTreeMap<FnId, bool> = polling_of
-        .keys()
-        .map(|&f| (f, index.fns[f].ir.attrs.builds_current_thread))
-        .collect();
     // A `block_on` call runs its argument on the thread that makes the call: the block_on
     // thread when the call is written in a block_on-thread body, or in sync code no worker root
     // reaches (a `main`, a tool's client); on that worker otherwise (`futures::executor::
     // block_on(fut)` in a sync helper of async code, itself reported as NB0801).
-    let on_block_on_thread = |owner: FnId,
-                              ctx: Option<Pos>,
-                              on_thread: &BTreeSet<usize>,
-                              worker: &[bool]| {
-        match body_of(owner, ctx) {
-            Some(b) if bodies[b].root.is_some() => on_thread.contains(&b),
-            Some(_) => !worker[owner] && !builds_current_thread[&owner],
-            None => false,
-        }
-    };
+    let on_block_on_thread =
+        |owner: FnId, ctx: Option<Pos>, on_thread: &BTreeSet<usize>, worker: &[bool]| {
+            match body_of(owner, ctx) {
+                Some(b) if bodies[b].root.is_some() => on_thread.contains(&b),
+                // A sync fn that may build a current-thread runtime (`Builder::new_current_thread()`,
+                // even beside a multi-thread one chosen at run time, as atuin's client does) may run
+                // its `block_on` on the only worker: its argument stays a worker root.
+                Some(_) => !worker[owner] && !index.fns[owner].ir.attrs.builds_current_thread,
+                None => false,
+            }
+        };
     // Greatest fixpoint: assume every block_on argument and every eligible async fn is polled
     // only by block_on threads, then drop those reached from elsewhere until nothing changes.
     let mut entry_seeds: BTreeSet<usize> = seeds
@@ -535,29 +529,24 @@ fn closure(
     out
 }
 
-/// Whether a body builds a current-thread runtime (`Builder::new_current_thread()`).
-pub(crate) fn mentions_current_thread(body: Option<&IrBlock>) -> bool {
-    body.is_some_and(|b| {
-        b.any(&mut |e| match e {
-            IrExpr::MethodCall { method, .. } => method == "new_current_thread",
-            IrExpr::Path(p, _) => p
-                .segments
-                .last()
-                .is_some_and(|s| s.name == "new_current_thread"),
-            _ => false,
-        })
-    })
-}
-
-/// Whether a body names `block_on` anywhere (a cheap filter before the scan).
-pub(crate) fn mentions_block_on(body: Option<&IrBlock>) -> bool {
-    body.is_some_and(|b| {
-        b.any(&mut |e| match e {
-            IrExpr::MethodCall { method, .. } => method == "block_on",
-            IrExpr::Path(p, _) => p.segments.last().is_some_and(|s| s.name == "block_on"),
-            _ => false,
-        })
-    })
+/// Whether a body names `block_on` anywhere (a cheap filter before the scan), and whether it
+/// builds a current-thread runtime (`Builder::new_current_thread()`), as a method or a path:
+/// one walk, at lowering (`FnAttrs::names_block_on`, `FnAttrs::builds_current_thread`).
+pub(crate) fn runtime_mentions(body: &IrBlock) -> (bool, bool) {
+    let (mut block_on, mut current_thread) = (false, false);
+    body.any(&mut |e| {
+        let name = match e {
+            IrExpr::MethodCall { method, .. } => Some(*method),
+            IrExpr::Path(p, _) => p.segments.last().map(|s| s.name),
+            _ => None,
+        };
+        if let Some(name) = name {
+            block_on |= name == "block_on";
+            current_thread |= name == "new_current_thread";
+        }
+        block_on && current_thread
+    });
+    (block_on, current_thread)
 }
 
 #[cfg(test)]

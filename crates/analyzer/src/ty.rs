@@ -214,10 +214,13 @@ fn std_method_return(type_path: &str, method: &str, recv: Option<&Ty>) -> Option
 }
 
 fn is_result_like(p: &str) -> bool {
-    p == "std::option::Option"
-        || p == "std::result::Result"
-        || p.ends_with("::Result")
-        || p == "Result"
+    is_option_or_result(p) || p == "Result"
+}
+
+/// `Option`, `Result`, or a `Result` alias of another crate (`io::Result`, `anyhow::Result`), by
+/// external path.
+pub(crate) fn is_option_or_result(p: &str) -> bool {
+    p == "std::option::Option" || p == "std::result::Result" || p.ends_with("::Result")
 }
 
 /// Smart pointers and guards that deref to their first generic argument.
