@@ -497,15 +497,7 @@ impl Loader<'_> {
         let file_dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
         self.stack.push(canonical);
         let index = self.modules.len();
-        self.push_module(
-            module,
-            decls,
-            &module_path,
-            file_id,
-            &child_dir,
-            &file_dir,
-            depth,
-        );
+        self.push_module(module, decls, &child_dir, &file_dir, depth);
         for (i, included) in includes.iter().enumerate() {
             self.load_include(index, &module_path, i, included, depth);
         }
@@ -640,29 +632,20 @@ impl Loader<'_> {
         };
         let decls =
             Lowerer::new(&cfg, &crate_name, &mut self.item_macros).lower_items(items, &mut module);
-        self.push_module(
-            module,
-            decls,
-            &module_path,
-            file_id,
-            &child_dir,
-            &file_dir,
-            depth,
-        );
+        self.push_module(module, decls, &child_dir, &file_dir, depth);
     }
 
-    /// Adds a lowered module, then loads the modules it declares.
-    #[allow(clippy::too_many_arguments)]
+    /// Adds a lowered module (its path and file are the module's own), then loads the modules it
+    /// declares.
     fn push_module(
         &mut self,
         module: IrModule,
         decls: Vec<ModDecl>,
-        module_path: &[String],
-        file_id: u32,
         child_dir: &Path,
         file_dir: &Path,
         depth: usize,
     ) {
+        let (module_path, file_id) = (module.path.clone(), module.file);
         for (name, at) in self.item_macros.take_oversized() {
             let path = self.files[file_id as usize].path.clone();
             self.diag(
@@ -679,7 +662,7 @@ impl Loader<'_> {
         }
         self.modules.push(module);
         for decl in decls {
-            self.load_decl(decl, module_path, file_id, child_dir, file_dir, depth + 1);
+            self.load_decl(decl, &module_path, file_id, child_dir, file_dir, depth + 1);
         }
     }
 
