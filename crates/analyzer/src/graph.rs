@@ -112,6 +112,9 @@ pub struct CallGraph {
     pub fn_body: Vec<Option<usize>>,
     /// Resolved call effects of the source functions' bodies (instances not counted again).
     pub call_edges: usize,
+    /// Calls dropped because they sit in a branch on a struct field that no live code sets to
+    /// the branch's variant ([`crate::fields`]), instances included.
+    pub dead_field_branch_calls: usize,
 }
 
 /// Per-function facts the rules and runtime table give before any body is walked.
@@ -134,6 +137,32 @@ struct Leaves {
     ffi_unknown: BTreeSet<FnId>,
 }
 
+/// Empties the calls written in a branch on a field that cannot hold the branch's variant
+/// ([`crate::fields`]): no targets, no closure arguments. They stay in place, since call
+/// indices (`args_from`) point into the list. Returns how many were dropped.
+fn drop_dead_field_branches(fields: &crate::fields::FieldValues, calls: &mut [CallSite]) -> usize {
+    let mut dropped = 0;
+    for c in calls {
+        let dead = c
+            .field_guard
+            .as_deref()
+            .is_some_and(|g| g.iter().any(|cond| fields.is_dead(cond)));
+        if dead {
+            c.targets.clear();
+            c.param_args.clear();
+            for ca in &mut c.closure_args {
+                ca.calls.clear();
+            }
+            dropped += 1;
+        } else {
+            for ca in &mut c.closure_args {
+                dropped += drop_dead_field_branches(fields, &mut ca.calls);
+            }
+        }
+    }
+    dropped
+}
+
 /// Marker for "every argument" in a declared boundary's offloaded set.
 const ALL_ARGS: usize = usize::MAX;
 
@@ -146,6 +175,12 @@ pub fn build(
     roots: &[String],
     mut resolved: Vec<Vec<Body>>,
 ) -> CallGraph {
+    let fields = crate::fields::FieldValues::compute(ws, index, roots);
+    let dead_field_branch_calls = resolved
+        .par_iter_mut()
+        .flatten()
+        .map(|b| drop_dead_field_branches(&fields, &mut b.calls))
+        .sum();
     let spawners = spawners(index, rules, &resolved);
     let mut spawned = BTreeSet::new();
     let mut spawn_sites = BTreeMap::new();
@@ -306,6 +341,7 @@ pub fn build(
         bodies,
         fn_body,
         call_edges,
+        dead_field_branch_calls,
     }
 }
 

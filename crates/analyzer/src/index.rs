@@ -195,6 +195,10 @@ pub struct Index {
     /// Provided trait methods and generic fns instantiated for concrete types, appended to
     /// `fns` after resolution ([`crate::instances`]).
     pub instances: crate::instances::Instances,
+    /// Writes to struct fields outside functions, of every module ([`crate::fields`]).
+    pub field_writes: Vec<crate::fields::FieldWrite>,
+    /// Every name some module's code or attributes mention ([`crate::fields`]).
+    pub mentions: ustr::UstrSet,
 }
 
 /// A unit's lowered modules, as the loader produced them.
@@ -430,6 +434,8 @@ impl Index {
                     .or_default()
                     .push(Res::Module(id));
             }
+            self.field_writes.extend(m.field_writes);
+            self.mentions.extend(m.mentions);
             for (name, alias) in m.extern_crates {
                 let key = alias.clone().unwrap_or_else(|| name.clone());
                 extern_crates.push((id, key, name));

@@ -206,6 +206,8 @@ pub struct FnAttrs {
     pub names_block_on: bool,
     pub builds_current_thread: bool,
     pub tail_names_param: bool,
+    /// The body's writes to struct fields, deduplicated ([`crate::fields`]).
+    pub field_writes: ThinVec<crate::fields::FieldWrite>,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]
@@ -481,4 +483,10 @@ pub struct IrModule {
     pub children: Vec<String>,
     /// Constants and statics, with their types, so `CONST.method()` resolves.
     pub values: Vec<(String, IrType)>,
+    /// Writes to struct fields outside functions (const and static initialisers, `macro_rules!`
+    /// arms): they always count ([`crate::fields`]).
+    pub field_writes: Vec<crate::fields::FieldWrite>,
+    /// Every name the module's code and attributes mention, sorted: a dependency's function
+    /// nothing mentions never runs in this build ([`crate::fields`]).
+    pub mentions: Vec<Name>,
 }

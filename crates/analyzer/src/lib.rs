@@ -12,6 +12,7 @@ pub mod config;
 pub mod critical;
 pub mod dedicated;
 pub mod discover;
+pub mod fields;
 pub mod graph;
 pub mod guard;
 pub mod index;
@@ -342,6 +343,7 @@ pub(crate) fn analyze_configured(
         resolved_calls,
         unresolved_calls: unresolved_by_reason.values().sum(),
         unresolved_by_reason,
+        dead_field_branch_calls: graph.dead_field_branch_calls,
         suppressed,
         baselined: 0,
         internal_errors,

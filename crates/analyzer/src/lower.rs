@@ -11,7 +11,12 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Token, Visibility};
 
+use std::collections::BTreeSet;
+
+use quote::ToTokens;
+
 use crate::cfg::CfgSet;
+use crate::fields::{FieldWrite, WriteValue};
 use crate::ir::*;
 use crate::macro_rules::MacroRules;
 
@@ -95,6 +100,14 @@ pub struct Lowerer<'a> {
     /// Invocation tokens the outermost invocation's expansions may still match
     /// ([`MACRO_EXPANSION_TOKENS`]).
     expansion_tokens_left: usize,
+    /// Writes to fields ([`crate::fields`]) of the function being lowered, or of the module
+    /// outside functions.
+    writes: BTreeSet<FieldWrite>,
+    /// The name `self`'s type goes by in the function being lowered (`Walk` in `impl<T>
+    /// Walk<T>`): the owner of `self.f`.
+    self_owner: Option<Name>,
+    /// The names the module's code mentions ([`IrModule::mentions`]).
+    mentions: ustr::UstrSet,
 }
 
 /// Expansions one outermost macro invocation may cause, nested ones included: a tt-muncher
@@ -135,6 +148,9 @@ impl<'a> Lowerer<'a> {
             expansion_depth: 0,
             expansions_left: MACRO_EXPANSIONS,
             expansion_tokens_left: MACRO_EXPANSION_TOKENS,
+            writes: BTreeSet::new(),
+            self_owner: None,
+            mentions: ustr::UstrSet::default(),
         }
     }
 
@@ -154,6 +170,186 @@ impl<'a> Lowerer<'a> {
         module.fns.append(&mut self.nested_fns);
         module.uses.append(&mut self.nested_uses);
         module.values.append(&mut self.nested_values);
+        module.field_writes.extend(std::mem::take(&mut self.writes));
+        module.mentions.extend(self.mentions.drain());
+        module.mentions.sort();
+        module.mentions.dedup();
+    }
+
+    /// A const or static initialiser's writes and mentions ([`InitScan`]).
+    fn scan_initialiser(&mut self, e: &syn::Expr) {
+        syn::visit::Visit::visit_expr(&mut InitScan { lowerer: self }, e);
+    }
+
+    /// Records a name the code mentions ([`IrModule::mentions`]).
+    fn mention(&mut self, name: Name) {
+        self.mentions.insert(name);
+    }
+
+    /// Mentions every identifier and string of `attrs` (`#[serde(default = "default_skip")]`,
+    /// `#[arg(value_parser = parse_level)]`): a derive may call the function it names.
+    fn mention_attrs(&mut self, attrs: &[syn::Attribute]) {
+        fn walk(tokens: TokenStream, out: &mut ustr::UstrSet) {
+            for tt in tokens {
+                match tt {
+                    TokenTree::Ident(i) => {
+                        out.insert(crate::ir::name(&i.to_string()));
+                    }
+                    TokenTree::Literal(l) => {
+                        if let Ok(syn::Lit::Str(s)) = syn::parse2::<syn::Lit>(l.into_token_stream())
+                        {
+                            let v = s.value();
+                            let last = v.rsplit("::").next().unwrap_or(&v);
+                            out.insert(crate::ir::name(last));
+                        }
+                    }
+                    TokenTree::Group(g) => walk(g.stream(), out),
+                    TokenTree::Punct(_) => {}
+                }
+            }
+        }
+        for a in attrs {
+            if let syn::Meta::List(l) = &a.meta {
+                walk(l.tokens.clone(), &mut self.mentions);
+            } else if let syn::Meta::NameValue(nv) = &a.meta {
+                walk(nv.value.to_token_stream(), &mut self.mentions);
+            }
+        }
+    }
+
+    /// The owner a field access on `recv` names: `self`'s type, else unknown.
+    fn owner_of(&self, recv: &syn::Expr) -> Option<Name> {
+        match recv {
+            syn::Expr::Path(p) if p.path.is_ident("self") => self.self_owner,
+            syn::Expr::Paren(p) => self.owner_of(&p.expr),
+            syn::Expr::Reference(r) => self.owner_of(&r.expr),
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => self.owner_of(&u.expr),
+            _ => None,
+        }
+    }
+
+    /// The field a place expression writes: `x.f`, `*x.f` (a pin projection), or `*f` (a
+    /// `&mut` binding that destructured a field, named after it). Tuple fields are not tracked.
+    fn written_field(&self, place: &syn::Expr) -> Option<(Option<Name>, Name)> {
+        match place {
+            syn::Expr::Field(f) => match &f.member {
+                syn::Member::Named(i) => Some((self.owner_of(&f.base), ident_name(i))),
+                syn::Member::Unnamed(_) => None,
+            },
+            syn::Expr::Paren(p) => self.written_field(&p.expr),
+            syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => match &*u.expr {
+                syn::Expr::Path(p) => p.path.get_ident().map(|i| (None, ident_name(i))),
+                inner => self.written_field(inner),
+            },
+            _ => None,
+        }
+    }
+
+    /// What a write stores: a constant variant, another field, or something unknown.
+    fn write_value(&self, e: &syn::Expr) -> WriteValue {
+        use syn::Expr as E;
+        let variant = |p: &syn::Path| {
+            let last = p.segments.last()?.ident.to_string();
+            crate::values::is_variant_name(&last).then(|| crate::ir::name(&last))
+        };
+        let found = match e {
+            E::Paren(p) => return self.write_value(&p.expr),
+            E::Group(g) => return self.write_value(&g.expr),
+            E::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) => Some(crate::values::bool_name(b.value)),
+            E::Path(p) if p.qself.is_none() => variant(&p.path),
+            E::Call(c) => match &*c.func {
+                E::Path(p) if p.qself.is_none() => variant(&p.path),
+                _ => None,
+            },
+            E::Struct(s) if s.qself.is_none() => variant(&s.path),
+            E::Reference(r) => return self.write_value(&r.expr),
+            E::Field(_) => {
+                return match self.written_field(e) {
+                    Some((owner, field)) => WriteValue::Field(owner, field),
+                    None => WriteValue::Unknown,
+                };
+            }
+            // `self.skip.clone()`: the same variant.
+            E::MethodCall(m)
+                if m.args.is_empty()
+                    && matches!(
+                        m.method.to_string().as_str(),
+                        "clone" | "to_owned" | "cloned" | "copied" | "as_ref" | "as_deref"
+                    ) =>
+            {
+                return match &*m.receiver {
+                    E::Field(_) => self.write_value(&m.receiver),
+                    _ => WriteValue::Unknown,
+                };
+            }
+            _ => None,
+        };
+        found.map_or(WriteValue::Unknown, WriteValue::Variant)
+    }
+
+    fn record_write(&mut self, owner: Option<Name>, field: Name, value: WriteValue) {
+        self.writes.insert(FieldWrite {
+            owner,
+            field,
+            value,
+        });
+    }
+
+    /// The writes of an expression `lower_expr_inner` is about to lower ([`crate::fields`]).
+    fn record_writes(&mut self, e: &syn::Expr) {
+        use syn::Expr as E;
+        match e {
+            E::Struct(s) => {
+                let owner = s.path.segments.last().map(|seg| {
+                    if seg.ident == "Self" {
+                        self.self_owner
+                    } else {
+                        Some(ident_name(&seg.ident))
+                    }
+                });
+                let owner = owner.flatten();
+                for f in &s.fields {
+                    if let syn::Member::Named(i) = &f.member {
+                        let value = self.write_value(&f.expr);
+                        // A literal whose path names no type this code knows (`$name { .. }`)
+                        // writes every field of that name.
+                        self.record_write(owner, ident_name(i), value);
+                    }
+                }
+            }
+            E::Assign(a) => {
+                if let Some((owner, field)) = self.written_field(&a.left) {
+                    let value = self.write_value(&a.right);
+                    self.record_write(owner, field, value);
+                }
+            }
+            E::Binary(b) if is_compound_assign(&b.op) => {
+                if let Some((owner, field)) = self.written_field(&b.left) {
+                    self.record_write(owner, field, WriteValue::Unknown);
+                }
+            }
+            E::Reference(r) if r.mutability.is_some() => {
+                if let Some((owner, field)) = self.written_field(&r.expr) {
+                    self.record_write(owner, field, WriteValue::Unknown);
+                }
+            }
+            E::MethodCall(m) => {
+                if let Some(value) = crate::fields::option_setter(&m.method.to_string()) {
+                    let place = match &*m.receiver {
+                        // `skip.insert(h)` on a `&mut` binding named after the field.
+                        E::Path(p) => p.path.get_ident().map(|i| (None, ident_name(i))),
+                        other => self.written_field(other),
+                    };
+                    if let Some((owner, field)) = place {
+                        self.record_write(owner, field, value);
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// Lowers one item of `module`; a `mod` declaration is added to `mods`.
@@ -177,6 +373,7 @@ impl<'a> Lowerer<'a> {
                 module.fns.push(lowered);
             }
             syn::Item::Struct(s) => {
+                self.mention_attrs(&s.attrs);
                 let fields = self.lower_fields(s.fields);
                 module.types.push(IrTypeItem {
                     name: s.ident.to_string(),
@@ -189,6 +386,7 @@ impl<'a> Lowerer<'a> {
                 });
             }
             syn::Item::Enum(e) => {
+                self.mention_attrs(&e.attrs);
                 let mut variants = Vec::new();
                 for mut v in e.variants {
                     if self.cfg.keep(&mut v.attrs) {
@@ -336,8 +534,15 @@ impl<'a> Lowerer<'a> {
                     inline: m.content.map(|(_, items)| items),
                 });
             }
-            syn::Item::Const(c) => module.values.push((c.ident.to_string(), lower_type(&c.ty))),
-            syn::Item::Static(s) => module.values.push((s.ident.to_string(), lower_type(&s.ty))),
+            // The initialiser is lowered for its writes and mentions only ([`crate::fields`]).
+            syn::Item::Const(c) => {
+                self.scan_initialiser(&c.expr);
+                module.values.push((c.ident.to_string(), lower_type(&c.ty)))
+            }
+            syn::Item::Static(s) => {
+                self.scan_initialiser(&s.expr);
+                module.values.push((s.ident.to_string(), lower_type(&s.ty)))
+            }
             syn::Item::Macro(m) => self.lower_item_macro(m, module, mods),
             _ => {}
         }
@@ -476,6 +681,7 @@ impl<'a> Lowerer<'a> {
             if !self.cfg.keep(&mut f.attrs) {
                 continue;
             }
+            self.mention_attrs(&f.attrs);
             let name = f
                 .ident
                 .as_ref()
@@ -589,7 +795,17 @@ impl<'a> Lowerer<'a> {
                     || (segs[0] == "tokio" && !args.contains("current_thread")))
         });
         let memoised = body.map(crate::memo::memoised_calls).unwrap_or_default();
+        self.mention_attrs(attrs);
+        let outer_writes = std::mem::take(&mut self.writes);
+        let outer_owner = self.self_owner;
+        if let Some(t) = self_ty {
+            self.self_owner = crate::fields::owner_of_self_type(t);
+        }
         let block = body.map(|b| self.lower_block(b));
+        self.self_owner = outer_owner;
+        let field_writes = std::mem::replace(&mut self.writes, outer_writes)
+            .into_iter()
+            .collect();
         let (names_block_on, builds_current_thread) = block
             .as_ref()
             .map_or((false, false), crate::threads::runtime_mentions);
@@ -617,6 +833,7 @@ impl<'a> Lowerer<'a> {
                 names_block_on,
                 builds_current_thread,
                 tail_names_param,
+                field_writes,
             },
         }
     }
@@ -674,6 +891,7 @@ impl<'a> Lowerer<'a> {
                     syn::Item::Static(st) => {
                         let mut attrs = st.attrs.clone();
                         if self.cfg.keep(&mut attrs) {
+                            self.scan_initialiser(&st.expr);
                             self.nested_values
                                 .push((st.ident.to_string(), lower_type(&st.ty)));
                         }
@@ -838,6 +1056,7 @@ impl<'a> Lowerer<'a> {
 
     fn lower_expr_inner(&mut self, e: &syn::Expr) -> IrExpr {
         use syn::Expr as E;
+        self.record_writes(e);
         match e {
             E::Call(c) => IrExpr::Call {
                 pos: pos(c.func.span()),
@@ -846,11 +1065,20 @@ impl<'a> Lowerer<'a> {
             },
             E::MethodCall(m) => IrExpr::MethodCall {
                 receiver: self.lower_boxed(&m.receiver),
-                method: ident_name(&m.method),
+                method: {
+                    let method = ident_name(&m.method);
+                    self.mention(method);
+                    method
+                },
                 args: m.args.iter().map(|a| self.lower_expr(a)).collect(),
                 pos: pos(m.method.span()),
             },
-            E::Path(p) => IrExpr::Path(lower_path(&p.path, p.qself.as_ref()), pos(p.span())),
+            E::Path(p) => {
+                if let Some(last) = p.path.segments.last() {
+                    self.mention(ident_name(&last.ident));
+                }
+                IrExpr::Path(lower_path(&p.path, p.qself.as_ref()), pos(p.span()))
+            }
             E::Field(f) => {
                 let name = match &f.member {
                     syn::Member::Named(i) => ident_name(i),
@@ -1038,6 +1266,34 @@ impl<'ast> syn::visit::Visit<'ast> for ChildCollector<'_, '_> {
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         let lowered = self.lowerer.lower_macro(m);
         self.out.push(lowered);
+    }
+    fn visit_item(&mut self, _: &'ast syn::Item) {}
+}
+
+/// Scans a const or static initialiser for its writes to fields and the names it mentions
+/// ([`crate::fields`]) without lowering it: data tables (chrono-tz's time zones, ICU's baked
+/// data) would otherwise intern every short string they hold. A macro invocation inside is
+/// lowered (and dropped) as in a body.
+struct InitScan<'l, 'a> {
+    lowerer: &'l mut Lowerer<'a>,
+}
+
+impl<'ast> syn::visit::Visit<'ast> for InitScan<'_, '_> {
+    fn visit_expr(&mut self, e: &'ast syn::Expr) {
+        self.lowerer.record_writes(e);
+        match e {
+            syn::Expr::Path(p) => {
+                if let Some(last) = p.path.segments.last() {
+                    self.lowerer.mention(ident_name(&last.ident));
+                }
+            }
+            syn::Expr::MethodCall(m) => self.lowerer.mention(ident_name(&m.method)),
+            _ => {}
+        }
+        syn::visit::visit_expr(self, e);
+    }
+    fn visit_macro(&mut self, m: &'ast syn::Macro) {
+        self.lowerer.lower_macro(m);
     }
     fn visit_item(&mut self, _: &'ast syn::Item) {}
 }
@@ -1566,6 +1822,24 @@ fn is_js_import_block(attrs: &[syn::Attribute]) -> bool {
                     .any(|m| m.path().is_ident("wasm_import_module"))
             })
     })
+}
+
+/// `a += b`, `flags |= x`, ...: the place's new value is not a constant.
+fn is_compound_assign(op: &syn::BinOp) -> bool {
+    use syn::BinOp as B;
+    matches!(
+        op,
+        B::AddAssign(_)
+            | B::SubAssign(_)
+            | B::MulAssign(_)
+            | B::DivAssign(_)
+            | B::RemAssign(_)
+            | B::BitXorAssign(_)
+            | B::BitAndAssign(_)
+            | B::BitOrAssign(_)
+            | B::ShlAssign(_)
+            | B::ShrAssign(_)
+    )
 }
 
 #[cfg(test)]

@@ -206,6 +206,11 @@ pub struct Stats {
     /// Unresolved call expressions by reason (`closure_value`, `fn_pointer`, `macro_metavar`, `unknown_receiver`,
     /// `unknown_path`, `unknown_method`), counted over the functions reachable from async roots.
     pub unresolved_by_reason: BTreeMap<String, usize>,
+    /// Calls left out because they sit in a branch on a struct field that no live code sets to
+    /// the branch's variant (`if let Some(h) = self.skip` with `skip` only ever `None`), counted
+    /// in resolved bodies and instances.
+    #[serde(default)]
+    pub dead_field_branch_calls: usize,
     /// Findings silenced by `// nonblock:allow(..)` directives: those that exist without the
     /// directives and not with them.
     pub suppressed: usize,

@@ -17,6 +17,7 @@ use std::sync::Arc;
 use rayon::prelude::*;
 
 use crate::critical::{self, Binding, Hold};
+use crate::fields::FieldCond;
 use crate::index::{FnId, FnOwner, Index, ModId, Res, TypeKind};
 use crate::infer::{apply, unify, Subst};
 use crate::instances::{Instance, Table, PENDING};
@@ -133,6 +134,9 @@ pub struct CallSite {
     pub guard: Option<Arc<[Cond]>>,
     /// Constant variants and the function's own parameters among the call's arguments.
     pub facts: Option<Box<ArgFacts>>,
+    /// The branches on struct fields this call is written in: it runs only when those fields
+    /// hold these variants ([`crate::fields`]).
+    pub field_guard: Option<Arc<[FieldCond]>>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -213,6 +217,21 @@ fn add_guard(calls: &mut [CallSite], cond: &Cond) {
         c.guard = Some(guard.into());
         for ca in &mut c.closure_args {
             add_guard(&mut ca.calls, cond);
+        }
+    }
+}
+
+/// Adds `cond` to the field guard of each call, and of the calls of the closures they are given.
+fn add_field_guard(calls: &mut [CallSite], cond: &FieldCond) {
+    for c in calls {
+        let mut guard = c
+            .field_guard
+            .as_deref()
+            .map_or_else(Vec::new, <[FieldCond]>::to_vec);
+        guard.push(cond.clone());
+        c.field_guard = Some(guard.into());
+        for ca in &mut c.closure_args {
+            add_field_guard(&mut ca.calls, cond);
         }
     }
 }
@@ -977,6 +996,8 @@ impl Walker<'_> {
                     IrExpr::Let(pat, init) => {
                         if let Some(slot) = self.param_slot(init) {
                             self.guard_calls_range(then_from, else_from, slot, &pat.variants);
+                        } else if let Some(field) = self.field_of(init) {
+                            self.field_guard_range(then_from..else_from, field, &pat.variants);
                         }
                     }
                     flag => {
@@ -985,6 +1006,10 @@ impl Walker<'_> {
                             self.guard_calls_range(then_from, else_from, slot, &[this]);
                             let other = crate::values::bool_name(!value);
                             self.guard_calls(else_from, slot, &[other]);
+                        } else if let Some((field, this, other)) = self.field_test(flag) {
+                            let end = self.sink.len();
+                            self.field_guard_range(then_from..else_from, field, &[this]);
+                            self.field_guard_range(else_from..end, field, &[other]);
                         }
                     }
                 }
@@ -1002,6 +1027,10 @@ impl Walker<'_> {
             IrExpr::Match { scrutinee, arms } => {
                 let t = self.walk(scrutinee);
                 let matched_param = self.param_slot(scrutinee);
+                let matched_field = matched_param
+                    .is_none()
+                    .then(|| self.field_of(scrutinee))
+                    .flatten();
                 // Every arm has the match's type: the first arm typed gives it (a diverging
                 // arm, `return`/`panic!`/`continue`, is untyped).
                 let mut value = Ty::Unknown;
@@ -1016,6 +1045,9 @@ impl Walker<'_> {
                     self.scopes.pop();
                     if let Some(slot) = matched_param {
                         self.guard_calls(first_call, slot, &pat.variants);
+                    } else if let Some(field) = matched_field {
+                        let end = self.sink.len();
+                        self.field_guard_range(first_call..end, field, &pat.variants);
                     }
                     // An arm's body is a temporary scope of its own: a guard taken there is
                     // dropped when the arm ends, whatever the rest of the `match` awaits. A guard
@@ -1410,6 +1442,7 @@ impl Walker<'_> {
             str_arg: None,
             args_from: 0,
             guard: None,
+            field_guard: None,
             facts: None,
         })
     }
@@ -1432,6 +1465,7 @@ impl Walker<'_> {
             str_arg: None,
             args_from: self.sink.len(),
             guard: None,
+            field_guard: None,
             facts: None,
         });
     }
@@ -1453,6 +1487,107 @@ impl Walker<'_> {
             }
             _ => None,
         }
+    }
+
+    /// The struct field an expression reads, through `&`, `*` and the accessors that keep its
+    /// variant (`self.skip.as_ref()`), with its owner type's name when the receiver's type is
+    /// known ([`crate::fields`]). Tuple fields are not tracked.
+    fn field_of(&self, e: &IrExpr) -> Option<(Option<Name>, Name)> {
+        match e {
+            IrExpr::Ref(inner) | IrExpr::Deref(inner) => self.field_of(inner),
+            IrExpr::MethodCall {
+                receiver,
+                method,
+                args,
+                ..
+            } if args.is_empty()
+                && matches!(
+                    method.as_str(),
+                    "as_ref"
+                        | "as_deref"
+                        | "as_mut"
+                        | "as_deref_mut"
+                        | "clone"
+                        | "cloned"
+                        | "copied"
+                ) =>
+            {
+                self.field_of(receiver)
+            }
+            IrExpr::Field(recv, name) if !name.starts_with(|c: char| c.is_ascii_digit()) => {
+                Some((self.owner_name(recv), *name))
+            }
+            _ => None,
+        }
+    }
+
+    /// The name of the type of `self` or of a typed local, as [`crate::fields`] keys owners.
+    fn owner_name(&self, recv: &IrExpr) -> Option<Name> {
+        let ty = match recv {
+            IrExpr::Ref(inner) | IrExpr::Deref(inner) => return self.owner_name(inner),
+            IrExpr::Path(p, _) => {
+                let n = p.single()?;
+                if n == "self" {
+                    self.self_ty.clone()?
+                } else {
+                    self.lookup(n)?.ty.clone()
+                }
+            }
+            _ => return None,
+        };
+        let mut ty = &ty;
+        while let Ty::Ref(inner) = ty {
+            ty = inner;
+        }
+        match ty {
+            Ty::Adt(TyCon::Local(id), _) => Some(crate::ir::name(&self.index.types[*id].name)),
+            Ty::Adt(TyCon::External(p), _) => p.rsplit("::").next().map(crate::ir::name),
+            _ => None,
+        }
+    }
+
+    /// An `if` condition that tests a field: `x.flag`, `!x.flag`, `x.f.is_some()`,
+    /// `x.f.is_none()`: the field, the variant the then-branch needs, the else-branch's.
+    fn field_test(&self, cond: &IrExpr) -> Option<((Option<Name>, Name), Name, Name)> {
+        let yes = crate::values::bool_name(true);
+        let no = crate::values::bool_name(false);
+        let (some, none) = (crate::ir::name("Some"), crate::ir::name("None"));
+        match cond {
+            IrExpr::Field(..) => Some((self.field_of(cond)?, yes, no)),
+            IrExpr::Other(inner) if inner.len() == 1 && matches!(inner[0], IrExpr::Field(..)) => {
+                Some((self.field_of(&inner[0])?, no, yes))
+            }
+            IrExpr::MethodCall {
+                receiver,
+                method,
+                args,
+                ..
+            } if args.is_empty() => match method.as_str() {
+                "is_some" => Some((self.field_of(receiver)?, some, none)),
+                "is_none" => Some((self.field_of(receiver)?, none, some)),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// Guards the calls pushed in `range` by a field holding one of `variants`; a pattern that
+    /// is not only `Option`/`bool` variants constrains nothing ([`crate::fields::decidable`]).
+    fn field_guard_range(
+        &mut self,
+        range: std::ops::Range<usize>,
+        (owner, field): (Option<Name>, Name),
+        variants: &[Name],
+    ) {
+        if variants.is_empty() || !variants.iter().all(|v| crate::fields::decidable(v)) {
+            return;
+        }
+        let cond = FieldCond {
+            owner,
+            field,
+            any_of: variants.into(),
+        };
+        add_field_guard(&mut self.sink[range], &cond);
     }
 
     /// An `if` condition that tests a parameter by itself: `flag` (true) or `!flag` (false;

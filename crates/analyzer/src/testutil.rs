@@ -159,6 +159,35 @@ pub fn scratch_workspace(
     (ws, Scratch(dir))
 }
 
+/// A member crate `app` whose `src/lib.rs` is `app` depending on a registry crate `dep_name`
+/// whose `src/lib.rs` is `dep`, which reports no roots: a dependency as a real run meets it.
+pub fn analyze_app_with_dependency(name: &str, app: &str, dep_name: &str, dep: &str) -> Report {
+    let (mut ws, scratch) = scratch_workspace(name, app, SourceKind::Workspace, false);
+    ws.packages[0].name = "app".into();
+    ws.packages[0].is_member = true;
+    ws.units[0].crate_name = "app".into();
+    let dep_root = scratch.0.join(dep_name).join("src/lib.rs");
+    std::fs::create_dir_all(dep_root.parent().unwrap()).unwrap();
+    std::fs::write(&dep_root, dep).unwrap();
+    let mut package = ws.packages[0].clone();
+    package.name = dep_name.into();
+    package.id = format!("registry+https://example.invalid#{dep_name}@1.0.0");
+    package.manifest_dir = scratch.0.join(dep_name);
+    package.is_member = false;
+    package.report_roots = false;
+    package.source = SourceKind::Registry;
+    ws.packages.push(package);
+    let mut unit = ws.units[0].clone();
+    unit.package = 1;
+    unit.crate_name = dep_name.into();
+    unit.root = dep_root;
+    ws.units.push(unit);
+    ws.units[0]
+        .deps
+        .insert(dep_name.into(), crate::discover::DepTarget::Unit(1));
+    analyze_workspace_of(&ws)
+}
+
 pub fn analyze_workspace_of(ws: &Workspace) -> Report {
     crate::analyze_workspace(
         ws,
