@@ -144,7 +144,9 @@ pub fn expr_waits(e: &IrExpr) -> bool {
             let name = path.segments.last().map(|s| s.name.as_str());
             matches!(name, Some("select" | "join" | "try_join")) || exprs.iter().any(expr_waits)
         }
-        IrExpr::StructLit(_, exprs) | IrExpr::Other(exprs) => exprs.iter().any(expr_waits),
+        IrExpr::StructLit(_, exprs) | IrExpr::Other(exprs) | IrExpr::Tuple(exprs) => {
+            exprs.iter().any(expr_waits)
+        }
         IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,
     }
 }
@@ -234,6 +236,30 @@ mod tests {
                 (9, "NB0301".into())
             ]
         );
+    }
+
+    /// lemmy's `HttpServer::bind((SETTINGS.bind, SETTINGS.port))`: actix resolves the address
+    /// with `addrs.to_socket_addrs()` on its generic parameter, two calls down. An `(IpAddr,
+    /// port)` pair (written in place or bound to a local first), a `SocketAddr` or an `IP:port`
+    /// literal handed down excludes that call; a host name, or a pair naming one, keeps it.
+    #[test]
+    fn an_ip_address_passed_down_to_a_generic_resolver_resolves_no_name() {
+        let src = "use std::net::{IpAddr, SocketAddr, ToSocketAddrs};\n\
+                   pub struct Server;\n\
+                   impl Server { pub fn bind<A: ToSocketAddrs>(self, addrs: A) -> Server { bind_addrs(addrs); self } }\n\
+                   fn bind_addrs<A: ToSocketAddrs>(addrs: A) { addrs.to_socket_addrs(); }\n\
+                   pub struct Settings { pub bind: IpAddr, pub port: u16, pub host: String }\n\
+                   pub static SETTINGS: std::sync::LazyLock<Settings> = std::sync::LazyLock::new(|| todo!());\n\
+                   async fn serve(s: &Settings, sa: SocketAddr) {\n\
+                   Server.bind((SETTINGS.bind, SETTINGS.port));\n\
+                   let pair = (s.bind, s.port);\n\
+                   Server.bind(pair);\n\
+                   Server.bind(sa);\n\
+                   Server.bind(\"127.0.0.1:80\");\n\
+                   Server.bind((s.host.as_str(), s.port));\n\
+                   Server.bind(\"example.com:80\");\n\
+                   }\n";
+        assert_eq!(one(src), [(13, "NB0301".into()), (14, "NB0301".into())]);
     }
 
     #[test]

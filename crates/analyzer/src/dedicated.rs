@@ -312,7 +312,7 @@ fn for_each_child<'a>(e: &'a IrExpr, mut f: impl FnMut(Child<'a>)) {
             f(Child::Expr(iter));
             f(Child::Block(body));
         }
-        IrExpr::Loop(xs) | IrExpr::StructLit(_, xs) | IrExpr::Other(xs) => {
+        IrExpr::Loop(xs) | IrExpr::StructLit(_, xs) | IrExpr::Other(xs) | IrExpr::Tuple(xs) => {
             xs.iter().for_each(|x| f(Child::Expr(x)));
         }
         IrExpr::Macro { exprs, .. } => exprs.iter().for_each(|x| f(Child::Expr(x))),

@@ -82,6 +82,9 @@ pub enum RootKind {
     /// An async block written in a one-time initialiser (tokio's `OnceCell::get_or_init(|| async
     /// { .. })`): reported only with `[report] init = true`, as kind `init`.
     InitAsync,
+    /// An async fn whose only callers run it from a one-time initialiser
+    /// ([`off_worker_only`]): reported only with `[report] init = true`, as kind `init`.
+    InitAsyncFn,
 }
 
 impl RootKind {
@@ -94,6 +97,7 @@ impl RootKind {
             RootKind::Configured => "configured root",
             RootKind::BlockOnThread => "block_on thread",
             RootKind::InitAsync => "async block in an initialiser",
+            RootKind::InitAsyncFn => "async fn run by an initialiser",
         }
     }
 }
@@ -133,6 +137,11 @@ struct Leaves {
     /// One-time initialisers of analysed crates (`init` in `rules/runtime.toml`: once_cell's
     /// `get_or_init`, tokio's `OnceCell::get_or_init`).
     init: BTreeSet<FnId>,
+    /// Functions that hand one of their closure parameters to a one-time initialiser (deno's
+    /// `Deferred::get_or_try_init(&self, create)` → `self.0.get_or_try_init(create)`), per
+    /// parameter, to a fixpoint ([`infer_init_wrappers`]): a closure given there runs once too.
+    /// Unlike `init`, the wrapper's own body is still followed.
+    init_wrappers: BTreeMap<FnId, BTreeSet<usize>>,
     /// Foreign fns of libraries without a policy (`rules/ffi.toml`): low confidence.
     ffi_unknown: BTreeSet<FnId>,
 }
@@ -204,6 +213,7 @@ pub fn build(
     leaves.calls_param = called_params(&resolved);
     leaves.returns_param = crate::stored::returned_params(index, &resolved);
     infer_wrappers(index, rules, &resolved, &mut leaves);
+    infer_init_wrappers(rules, &resolved, &mut leaves);
     let report_unit: Vec<bool> = index
         .units
         .iter()
@@ -243,6 +253,7 @@ pub fn build(
                 test_support,
                 bodies: Vec::with_capacity(fn_bodies.len()),
                 call_edges: 0,
+                dropped: DroppedCallees::default(),
             };
             for (body_index, b) in fn_bodies.into_iter().enumerate() {
                 let mut calls = Vec::new();
@@ -260,6 +271,7 @@ pub fn build(
                         c,
                         false,
                         &mut calls,
+                        &mut out.dropped,
                     );
                 }
                 out.call_edges += calls.iter().map(|c| c.effects.len()).sum::<usize>();
@@ -279,7 +291,13 @@ pub fn build(
                 } else {
                     None
                 };
-                let off_thread = off_worker.contains(&body_index) && !in_init.contains(&body_index);
+                // An initialiser's async block runs once: with initialisers not reported, what
+                // only it polls is off the workers too ([`off_worker_only`]).
+                let off_thread = if in_init.contains(&body_index) {
+                    !rules.report_init
+                } else {
+                    off_worker.contains(&body_index)
+                };
                 out.bodies.push((
                     GraphBody {
                         owner: f,
@@ -294,7 +312,9 @@ pub fn build(
             out
         })
         .collect();
+    let mut dropped = DroppedCallees::default();
     for (f, g) in per_fn.into_iter().enumerate() {
+        dropped.append(g.dropped);
         if g.test_support {
             off_thread.test_support.insert(f);
         }
@@ -312,6 +332,15 @@ pub fn build(
             bodies.push(body);
         }
     }
+    off_worker_only(
+        index,
+        rules,
+        &mut bodies,
+        &fn_body,
+        &spawned,
+        &dropped,
+        &mut off_thread,
+    );
     crate::threads::mark_block_on_roots(
         index,
         &mut bodies,
@@ -351,6 +380,141 @@ struct FnGraph {
     test_support: bool,
     bodies: Vec<(GraphBody, bool)>,
     call_edges: usize,
+    dropped: DroppedCallees,
+}
+
+/// The async fns called only where [`flatten`] drops the call: in a one-time initialiser's
+/// closure (with `[report] init` off) or in a closure handed to an offload boundary. Their
+/// futures are driven there (`LazyLock::new(|| thread::spawn(|| rt.block_on(Config::load()))
+/// .join())`, `META_STORE.get_or_try_init(MetaStore::new)`), never by a runtime worker; the
+/// graph has no edge for those calls, so without this record such a fn looked uncalled and
+/// stayed a worker root of its own ([`off_worker_only`]).
+#[derive(Default)]
+struct DroppedCallees {
+    init: BTreeSet<FnId>,
+    offloaded: BTreeSet<FnId>,
+}
+
+impl DroppedCallees {
+    /// Records the async fns that `c` and the closures in its arguments call.
+    fn record(&mut self, index: &Index, c: &CallSite, init: bool) {
+        for t in &c.targets {
+            if let Target::Fn(f, _) = t {
+                if index.fns[*f].ir.sig.is_async {
+                    if init {
+                        self.init.insert(*f);
+                    } else {
+                        self.offloaded.insert(*f);
+                    }
+                }
+            }
+        }
+        for ca in &c.closure_args {
+            for inner in &ca.calls {
+                self.record(index, inner, init);
+            }
+        }
+    }
+
+    fn append(&mut self, other: DroppedCallees) {
+        self.init.extend(other.init);
+        self.offloaded.extend(other.offloaded);
+    }
+}
+
+/// Async fns that are worker roots only because nothing else calls them: every call of theirs
+/// is dropped by [`flatten`] (in a one-time initialiser, or an offloaded closure), is an edge
+/// marked `init`, or (with `[report] init` on) comes from a body that is itself an initialiser's
+/// root; and none is spawned. They run once, or on the thread that closure runs on. With
+/// `[report] init` off, each loses its root and joins `off.bodies`, so what only it polls runs
+/// there too ([`crate::threads`]; the async blocks of initialisers are in `off.bodies` already).
+/// With it on, one called from an initialiser becomes an `init` root, and so, to a fixpoint, does
+/// an async fn whose every caller is one. Calls in test-support fns do not count as callers, as
+/// in `threads`.
+fn off_worker_only(
+    index: &Index,
+    rules: &RuleDb,
+    bodies: &mut [GraphBody],
+    fn_body: &[Option<usize>],
+    spawned: &BTreeSet<FnId>,
+    dropped: &DroppedCallees,
+    off: &mut crate::threads::OffWorker,
+) {
+    if dropped.init.is_empty() && dropped.offloaded.is_empty() && !rules.report_init {
+        return;
+    }
+    // Callers of each async fn: (calling body, whether the edge is marked `init`).
+    let mut callers: BTreeMap<FnId, Vec<(usize, bool)>> = BTreeMap::new();
+    for (bi, b) in bodies.iter().enumerate() {
+        if off.test_support.contains(&b.owner) {
+            continue;
+        }
+        for c in &b.calls {
+            for e in &c.effects {
+                if let Effect::Edge { callee, init, .. } = e {
+                    if index.fns[*callee].ir.sig.is_async {
+                        callers.entry(*callee).or_default().push((bi, *init));
+                    }
+                }
+            }
+        }
+    }
+    let eligible = |f: FnId, bodies: &[GraphBody]| -> Option<usize> {
+        let b = fn_body[f]?;
+        (bodies[b].root == Some(RootKind::AsyncFn) && !spawned.contains(&f)).then_some(b)
+    };
+    if !rules.report_init {
+        for &f in dropped.init.iter().chain(&dropped.offloaded) {
+            let Some(b) = eligible(f, bodies) else {
+                continue;
+            };
+            if callers
+                .get(&f)
+                .is_none_or(|cs| cs.iter().all(|&(_, init)| init))
+            {
+                bodies[b].root = None;
+                off.bodies.insert(b);
+            }
+        }
+        return;
+    }
+    let is_init_root =
+        |r: Option<RootKind>| matches!(r, Some(RootKind::InitAsync) | Some(RootKind::InitAsyncFn));
+    loop {
+        let mut changed = false;
+        let fns: BTreeSet<FnId> = callers
+            .keys()
+            .chain(&dropped.init)
+            .chain(&dropped.offloaded)
+            .copied()
+            .collect();
+        for f in fns {
+            let Some(b) = eligible(f, bodies) else {
+                continue;
+            };
+            let cs = callers.get(&f).map_or(&[][..], Vec::as_slice);
+            let once = dropped.init.contains(&f)
+                || cs
+                    .iter()
+                    .any(|&(c, init)| init || is_init_root(bodies[c].root));
+            let all_off = cs
+                .iter()
+                .all(|&(c, init)| init || is_init_root(bodies[c].root));
+            if !all_off {
+                continue;
+            }
+            if once {
+                bodies[b].root = Some(RootKind::InitAsyncFn);
+            } else {
+                bodies[b].root = None;
+                off.bodies.insert(b);
+            }
+            changed = true;
+        }
+        if !changed {
+            return;
+        }
+    }
 }
 
 /// The task spawners of the graph: those listed in `spawners` (rules/runtime.toml), and a
@@ -638,6 +802,7 @@ fn leaves(index: &Index, rules: &RuleDb, member_unit: &[bool]) -> Leaves {
         boundary,
         opaque: opaque_fns(index, rules),
         init: resolve_all_paths(index, &rules.init),
+        init_wrappers: BTreeMap::new(),
         ffi_unknown,
     }
 }
@@ -763,6 +928,54 @@ fn called_params(resolved: &[Vec<Body>]) -> Vec<BTreeSet<usize>> {
     called
 }
 
+/// Fills `leaves.init_wrappers`: a function whose closure parameter flows into an argument that
+/// every target of the call runs once (a listed initialiser, or a wrapper of one for that
+/// argument), to a fixpoint as [`infer_wrappers`] does for offload boundaries.
+fn infer_init_wrappers(rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leaves) {
+    for _ in 0..16 {
+        let mut found = Vec::new();
+        for (f, bodies) in resolved.iter().enumerate() {
+            let Some(body) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else {
+                continue;
+            };
+            for c in &body.calls {
+                for &(arg, param) in &c.param_args {
+                    let known = leaves
+                        .init_wrappers
+                        .get(&f)
+                        .is_some_and(|s| s.contains(&param));
+                    if !known && runs_arg_once(rules, leaves, c, arg) {
+                        found.push((f, param));
+                    }
+                }
+            }
+        }
+        if found.is_empty() {
+            break;
+        }
+        for (f, p) in found {
+            leaves.init_wrappers.entry(f).or_default().insert(p);
+        }
+    }
+}
+
+/// Whether every target of `c` runs its argument `arg` once: a listed one-time initialiser, or
+/// an inferred wrapper of one for that argument.
+fn runs_arg_once(rules: &RuleDb, leaves: &Leaves, c: &CallSite, arg: usize) -> bool {
+    !c.targets.is_empty()
+        && c.targets.iter().all(|t| match t {
+            Target::Fn(f, _) => {
+                leaves.init.contains(f)
+                    || leaves
+                        .init_wrappers
+                        .get(f)
+                        .is_some_and(|s| s.contains(&arg))
+            }
+            Target::External(p, _) => rules.init.iter().any(|i| i == p),
+            _ => false,
+        })
+}
+
 fn offloads_arg(leaves: &Leaves, rules: &RuleDb, target: &Target, arg: usize) -> bool {
     match target {
         Target::Fn(f, _) => leaves
@@ -858,7 +1071,13 @@ fn is_init_call(rules: &RuleDb, leaves: &Leaves, c: &CallSite) -> bool {
 
 /// Turns a call site (and the sync closures written in its arguments) into effective calls.
 /// `init`: the call is written in a one-time initialiser's closure.
-fn flatten(cx: &Flatten, c: &CallSite, init: bool, out: &mut Vec<EffectiveCall>) {
+fn flatten(
+    cx: &Flatten,
+    c: &CallSite,
+    init: bool,
+    out: &mut Vec<EffectiveCall>,
+    dropped: &mut DroppedCallees,
+) {
     let Flatten {
         index,
         rules,
@@ -874,6 +1093,7 @@ fn flatten(cx: &Flatten, c: &CallSite, init: bool, out: &mut Vec<EffectiveCall>)
     // A value built on a hand-written cache's cold path is one-time initialisation too.
     let init = init || init_call || memoised.contains(&c.pos);
     if init && !rules.report_init {
+        dropped.record(index, c, true);
         return;
     }
     let mut effects = Vec::new();
@@ -917,11 +1137,18 @@ fn flatten(cx: &Flatten, c: &CallSite, init: bool, out: &mut Vec<EffectiveCall>)
             .any(|t| runs_closure_arg(index, leaves, t, ca.arg))
             || (calls_closure_values && stored)
             || init;
-        if offloaded || !runs_here {
+        if offloaded {
+            for inner in &ca.calls {
+                dropped.record(index, inner, init);
+            }
+        }
+        // A closure handed to a wrapper of a one-time initialiser runs once.
+        let once = !init_call && runs_arg_once(rules, leaves, c, ca.arg);
+        if offloaded || !(runs_here || once) {
             continue;
         }
         for inner in &ca.calls {
-            flatten(cx, inner, init, out);
+            flatten(cx, inner, init || once, out, dropped);
         }
     }
 }
@@ -948,7 +1175,7 @@ fn init_bodies(rules: &RuleDb, leaves: &Leaves, calls: &[CallSite], out: &mut BT
     for c in calls {
         let init = is_init_call(rules, leaves, c);
         for ca in &c.closure_args {
-            if init {
+            if init || runs_arg_once(rules, leaves, c, ca.arg) {
                 out.extend(ca.bodies.clone());
             }
             init_bodies(rules, leaves, &ca.calls, out);
@@ -1136,6 +1363,100 @@ mod where_tests {
         v
     }
 
+    /// vaultwarden's `CONFIG`: a `static` whose `LazyLock` initialiser drives `Config::load()`
+    /// with `block_on` on a thread of its own; atuin's `META_STORE.get_or_try_init(MetaStore::
+    /// new)`; a dedicated thread's `rt.block_on(serve())`. Those async fns, and what only they
+    /// await, run once or off the workers: no worker root. One that a handler also awaits stays
+    /// reported through it, and one that is also spawned stays a root.
+    #[test]
+    fn async_fns_driven_only_by_initialisers_or_offloaded_closures_are_no_worker_roots() {
+        let src = "pub struct Config;\n\
+                   pub static CONFIG: std::sync::LazyLock<Config> = std::sync::LazyLock::new(|| {\n\
+                   std::thread::spawn(|| tokio::runtime::Runtime::new().unwrap().block_on(Config::load())).join().unwrap()\n\
+                   });\n\
+                   impl Config { pub async fn load() -> Config { std::fs::read(\"cfg\"); read_more().await; Config } }\n\
+                   async fn read_more() { std::fs::read(\"more\"); }\n\
+                   static STORE: std::sync::OnceLock<u8> = std::sync::OnceLock::new();\n\
+                   async fn open_store() -> u8 { std::fs::read(\"store\"); 1 }\n\
+                   pub async fn store() -> u8 { *STORE.get_or_init(|| futures::executor::block_on(open_store())) }\n\
+                   pub fn start() { std::thread::spawn(|| tokio::runtime::Runtime::new().unwrap().block_on(serve())); }\n\
+                   async fn serve() { std::fs::read(\"serve\"); }\n\
+                   async fn shared() { std::fs::read(\"shared\"); }\n\
+                   pub fn start_shared() { std::thread::spawn(|| tokio::runtime::Runtime::new().unwrap().block_on(shared())); }\n\
+                   pub async fn handler() { shared().await; }\n\
+                   async fn spawned() { std::fs::read(\"spawned\"); }\n\
+                   pub fn start_spawned() { std::thread::spawn(|| tokio::runtime::Runtime::new().unwrap().block_on(spawned())); }\n\
+                   pub async fn spawn_it() { tokio::spawn(spawned()); }\n";
+        let off = analyze_files(&[("src/lib.rs", src)]);
+        let w = |l: u32| (l, "NB0101".to_string(), "worker".to_string());
+        assert_eq!(kinds(&off), [w(12), w(15)]);
+        let shared = off.findings.iter().find(|f| f.path[0].line == 12).unwrap();
+        assert_eq!(
+            shared
+                .reached_from
+                .iter()
+                .map(|c| c.line)
+                .collect::<Vec<_>>(),
+            [14]
+        );
+        // With initialisers reported, what they drive is kind `init`, and so is what only such
+        // an fn awaits (`read_more`) and the `block_on` in `store`'s initialiser; the offloaded
+        // thread's `serve` stays quiet.
+        let on = analyze_files_with(
+            &[("src/lib.rs", src)],
+            &Config {
+                report_init: true,
+                ..Config::default()
+            },
+        );
+        let init = |l: u32| (l, "NB0101".to_string(), "init".to_string());
+        let block_on = (9, "NB0801".to_string(), "init".to_string());
+        assert_eq!(
+            kinds(&on),
+            [init(5), init(6), init(8), block_on, w(12), w(15)]
+        );
+    }
+
+    /// deno's `Deferred<T>`: a wrapper handing its closure parameter to `OnceCell::
+    /// get_or_try_init`, two levels deep here; the closures given to it run once. A wrapper that
+    /// calls its closure on every call is no initialiser, and the wrapper's own body is still
+    /// followed.
+    #[test]
+    fn closures_handed_to_wrappers_of_initialisers_run_once() {
+        let src = "pub struct Deferred<T>(std::sync::OnceLock<T>);\n\
+                   impl<T> Deferred<T> {\n\
+                   pub fn get_or_init(&self, create: impl FnOnce() -> T) -> &T { std::fs::read(\"w\"); self.0.get_or_init(create) }\n\
+                   pub fn get(&self, create: impl FnOnce() -> T) -> &T { self.get_or_init(create) }\n\
+                   pub fn every_time(&self, create: impl FnOnce() -> T) -> T { create() }\n\
+                   }\n\
+                   pub async fn handler(d: &Deferred<Vec<u8>>) {\n\
+                   d.get_or_init(|| std::fs::read(\"a\").unwrap());\n\
+                   d.get(|| std::fs::read(\"b\").unwrap());\n\
+                   d.every_time(|| std::fs::read(\"c\").unwrap());\n\
+                   }\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        let entries: Vec<(u32, String)> = r
+            .findings
+            .iter()
+            .map(|f| (f.path[0].line, f.path.last().unwrap().callee.clone()))
+            .collect();
+        assert_eq!(
+            entries,
+            [
+                (8, "std::fs::read".to_string()),
+                (9, "std::fs::read".to_string()),
+                (10, "std::fs::read".to_string())
+            ]
+        );
+        // Lines 8 and 9 reach the wrapper's own read (line 3); line 10 its closure's.
+        let sinks: Vec<u32> = r
+            .findings
+            .iter()
+            .map(|f| f.path.last().unwrap().line)
+            .collect();
+        assert_eq!(sinks, [3, 3, 10]);
+    }
+
     #[test]
     fn one_time_initialisers_are_kind_init_and_off_by_default() {
         let src = "static CELL: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();\n\
@@ -1205,6 +1526,10 @@ mod where_tests {
             ("tree_sitter", "ts_node_child_count", false, Quiet),
             ("libc", "nanosleep", false, Report),
             ("pingora_openssl", "SSL_use_certificate", false, Quiet),
+            ("lmdb_sys", "mdb_txn_commit", false, Report),
+            ("lmdb_sys", "mdb_stat", false, Quiet),
+            ("lmdb_master_sys", "mdb_env_open", false, Report),
+            ("lmdb_master_sys", "mdb_txn_begin", false, Quiet),
             ("some_sys", "f", false, Unknown),
             ("some_sys", "f", true, Report),
         ];

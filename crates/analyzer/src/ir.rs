@@ -334,6 +334,10 @@ pub enum IrExpr {
     },
     /// Any other expression: its type is unknown, its sub-expressions are still walked.
     Other(ThinVec<IrExpr>),
+    /// A tuple expression `(a, b)`: typed as the tuple of its elements' types, so an address
+    /// written `(ip, port)` is known to need no name resolution (`resolve`'s `is_ip_address`)
+    /// and `let (a, b) = (x, y)` binds typed locals.
+    Tuple(ThinVec<IrExpr>),
 }
 
 impl IrExpr {
@@ -373,6 +377,7 @@ impl IrExpr {
             IrExpr::For { iter, body, .. } => iter.any(pred) || block(body, pred),
             IrExpr::StructLit(_, xs)
             | IrExpr::Other(xs)
+            | IrExpr::Tuple(xs)
             | IrExpr::Loop(xs)
             | IrExpr::Macro { exprs: xs, .. } => xs.iter().any(|x| x.any(pred)),
             IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,

@@ -181,6 +181,82 @@ impl<'a> Lowerer<'a> {
         syn::visit::Visit::visit_expr(&mut InitScan { lowerer: self }, e);
     }
 
+    /// A `static`'s initialiser that drives futures (`LazyLock::new(|| thread::spawn(|| rt.
+    /// block_on(Config::load())).join())`, vaultwarden's `CONFIG`), lowered as a sync function
+    /// of its own named `{static NAME}` (no source path can name it). Why: the async fns it
+    /// polls have no other caller, and without this body they looked uncalled and stayed worker
+    /// roots; with it, the graph sees that their only callers run once or off the workers
+    /// (`graph::off_worker_only`). Only initialisers holding a closure and an async body or a
+    /// `block_on` are lowered: data tables and `Regex` statics stay scanned only
+    /// ([`Lowerer::scan_initialiser`]), as the memory figures of issue 17 need.
+    fn lower_static_initialiser(&mut self, ident: &syn::Ident, e: &syn::Expr) -> Option<IrFn> {
+        #[derive(Default)]
+        struct Drives {
+            closure: bool,
+            runs_futures: bool,
+        }
+        impl<'ast> syn::visit::Visit<'ast> for Drives {
+            fn visit_expr(&mut self, e: &'ast syn::Expr) {
+                match e {
+                    syn::Expr::Closure(c) => {
+                        self.closure = true;
+                        self.runs_futures |= c.asyncness.is_some();
+                    }
+                    syn::Expr::Async(_) => self.runs_futures = true,
+                    syn::Expr::MethodCall(m) => self.runs_futures |= m.method == "block_on",
+                    syn::Expr::Path(p) => {
+                        self.runs_futures |= p
+                            .path
+                            .segments
+                            .last()
+                            .is_some_and(|s| s.ident == "block_on")
+                    }
+                    _ => {}
+                }
+                syn::visit::visit_expr(self, e);
+            }
+            fn visit_item(&mut self, _: &'ast syn::Item) {}
+        }
+        let mut drives = Drives::default();
+        syn::visit::Visit::visit_expr(&mut drives, e);
+        if !(drives.closure && drives.runs_futures) {
+            return None;
+        }
+        // The initialiser's writes were recorded for the module by `scan_initialiser`.
+        let outer_writes = std::mem::take(&mut self.writes);
+        let outer_owner = self.self_owner.take();
+        let block = IrBlock {
+            stmts: thin_vec![IrStmt::Expr(self.lower_expr(e))],
+        };
+        self.writes = outer_writes;
+        self.self_owner = outer_owner;
+        let (names_block_on, builds_current_thread) = crate::threads::runtime_mentions(&block);
+        let at = pos(ident.span());
+        Some(IrFn {
+            name: format!("{{static {ident}}}"),
+            sig: IrSig {
+                is_async: false,
+                has_self: false,
+                params: ThinVec::new(),
+                self_ty: None,
+                ret: None,
+                generics: ThinVec::new(),
+            },
+            body: Some(FnBody::pack(&block)),
+            pos: at,
+            attrs: FnAttrs {
+                runtime_entry: false,
+                block_on_entry: false,
+                item_line: at.line,
+                memoised: Vec::new(),
+                names_block_on,
+                builds_current_thread,
+                tail_names_param: false,
+                field_writes: ThinVec::new(),
+            },
+        })
+    }
+
     /// Records a name the code mentions ([`IrModule::mentions`]).
     fn mention(&mut self, name: Name) {
         self.mentions.insert(name);
@@ -541,6 +617,9 @@ impl<'a> Lowerer<'a> {
             }
             syn::Item::Static(s) => {
                 self.scan_initialiser(&s.expr);
+                if let Some(init) = self.lower_static_initialiser(&s.ident, &s.expr) {
+                    module.fns.push(init);
+                }
                 module.values.push((s.ident.to_string(), lower_type(&s.ty)))
             }
             syn::Item::Macro(m) => self.lower_item_macro(m, module, mods),
@@ -892,6 +971,9 @@ impl<'a> Lowerer<'a> {
                         let mut attrs = st.attrs.clone();
                         if self.cfg.keep(&mut attrs) {
                             self.scan_initialiser(&st.expr);
+                            if let Some(init) = self.lower_static_initialiser(&st.ident, &st.expr) {
+                                self.nested_fns.push(init);
+                            }
                             self.nested_values
                                 .push((st.ident.to_string(), lower_type(&st.ty)));
                         }
@@ -1193,6 +1275,7 @@ impl<'a> Lowerer<'a> {
                 pos(b.span),
             ),
             E::Macro(m) => self.lower_macro(&m.mac),
+            E::Tuple(t) => IrExpr::Tuple(t.elems.iter().map(|x| self.lower_expr(x)).collect()),
             other => {
                 let mut collector = ChildCollector {
                     lowerer: self,
@@ -1920,9 +2003,10 @@ mod tests {
             IrExpr::MethodCall { receiver, args, .. } => {
                 1 + count_calls(receiver) + args.iter().map(count_calls).sum::<usize>()
             }
-            IrExpr::Macro { exprs, .. } | IrExpr::Other(exprs) | IrExpr::Loop(exprs) => {
-                exprs.iter().map(count_calls).sum()
-            }
+            IrExpr::Macro { exprs, .. }
+            | IrExpr::Other(exprs)
+            | IrExpr::Tuple(exprs)
+            | IrExpr::Loop(exprs) => exprs.iter().map(count_calls).sum(),
             IrExpr::Block(b) | IrExpr::Async { body: b, .. } => b
                 .stmts
                 .iter()

@@ -573,7 +573,12 @@ fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding
 
 /// Where a finding's blocking call runs ([`Finding::kind`]).
 fn finding_kind(r: &RawFinding) -> &'static str {
-    if r.api.init || r.root == crate::graph::RootKind::InitAsync {
+    if r.api.init
+        || matches!(
+            r.root,
+            crate::graph::RootKind::InitAsync | crate::graph::RootKind::InitAsyncFn
+        )
+    {
         "init"
     } else if r.root == crate::graph::RootKind::BlockOnThread {
         "block_on"

@@ -879,6 +879,8 @@ impl Walker<'_> {
                 self.mark_facts(first_call, *pos, None, args);
                 if args.first().is_some_and(|a| self.is_ip_address(a)) {
                     self.mark_addr_is_ip(first_call, *pos);
+                } else {
+                    self.guard_dns_on_params(first_call, *pos, args.first());
                 }
                 if let Some(IrExpr::Str(Some(text))) = args.first() {
                     self.mark_str_arg(first_call, *pos, *text);
@@ -915,6 +917,9 @@ impl Walker<'_> {
                     || args.first().is_some_and(|a| self.is_ip_address(a))
                 {
                     self.mark_addr_is_ip(first_call, *pos);
+                } else {
+                    self.guard_dns_on_params(first_call, *pos, Some(receiver));
+                    self.guard_dns_on_params(first_call, *pos, args.first());
                 }
                 if let Some(IrExpr::Str(Some(text))) = args.first() {
                     self.mark_str_arg(first_call, *pos, *text);
@@ -1102,6 +1107,7 @@ impl Walker<'_> {
                 }
                 Ty::Unknown
             }
+            IrExpr::Tuple(elems) => Ty::Tuple(elems.iter().map(|x| self.walk(x)).collect()),
         }
     }
 
@@ -1665,6 +1671,10 @@ impl Walker<'_> {
         args: &[IrExpr],
     ) {
         let fact = |w: &Self, e: &IrExpr| -> Option<Fact> {
+            // Known from the type, so it holds whatever the caller passed.
+            if w.is_ip_address(e) {
+                return Some(Fact::Variant(crate::values::ip_address_variant()));
+            }
             if let Some(slot) = w.param_slot(e) {
                 return Some(Fact::Param(slot));
             }
@@ -1713,6 +1723,33 @@ impl Walker<'_> {
         }
     }
 
+    /// A dns-only API (the rules' `dns_only_apis`) called at `pos` with the walked function's
+    /// parameter as its address (`addr`): the call runs only in the arm "the parameter is not an
+    /// IP address", so a caller passing one (an [`crate::values::ip_address_variant`] fact)
+    /// excludes it in that context ([`crate::values`]).
+    fn guard_dns_on_params(&mut self, first_call: usize, pos: Pos, addr: Option<&IrExpr>) {
+        let Some(slot) = addr.and_then(|a| self.param_slot(a)) else {
+            return;
+        };
+        let rules = self.rules;
+        let Some(c) = self.pushed_call(first_call, pos) else {
+            return;
+        };
+        let dns_only = c.targets.iter().any(|t| match t {
+            Target::External(p, _) => rules
+                .match_path(p)
+                .is_some_and(|m| rules.rules[m.rule].apis[m.api].dns_only),
+            _ => false,
+        });
+        if dns_only {
+            let cond = Cond {
+                slot,
+                any_of: Arc::from([crate::values::host_name_variant()]),
+            };
+            add_guard(std::slice::from_mut(c), &cond);
+        }
+    }
+
     /// Records on the call at `pos` pushed since `first_call` the short string literal written
     /// as its first argument (`Regex::new("^[a-z]+$")`).
     fn mark_str_arg(&mut self, first_call: usize, pos: Pos, text: crate::ir::Name) {
@@ -1722,7 +1759,8 @@ impl Walker<'_> {
     }
 
     /// Whether an (already walked) expression is an IP address with a port: an `IP:port` string
-    /// literal, or a local, field or reference of type `SocketAddr`/`SocketAddrV4`/`SocketAddrV6`.
+    /// literal, a local, field or reference of type `SocketAddr`/`SocketAddrV4`/`SocketAddrV6`,
+    /// or a pair whose first element is an `IpAddr`/`Ipv4Addr`/`Ipv6Addr` (`(ip, port)`).
     /// Typed without walking again, so no call is recorded twice.
     fn is_ip_address(&self, e: &IrExpr) -> bool {
         fn value_type(w: &Walker<'_>, e: &IrExpr) -> Ty {
@@ -1730,20 +1768,41 @@ impl Walker<'_> {
                 IrExpr::Path(p, _) => w.path_value_type(p),
                 IrExpr::Field(base, name) => w.field_type(&value_type(w, base), name),
                 IrExpr::Ref(inner) | IrExpr::Deref(inner) => value_type(w, inner),
+                IrExpr::Tuple(elems) => Ty::Tuple(elems.iter().map(|x| value_type(w, x)).collect()),
                 _ => Ty::Unknown,
             }
         }
         if matches!(e, IrExpr::SocketAddrStr) {
             return true;
         }
-        let mut ty = value_type(self, e);
-        while let Ty::Ref(inner) = ty {
-            ty = *inner;
+        let ty = value_type(self, e);
+        let is = |ty: &Ty, paths: &[&str]| {
+            ty.peel_refs()
+                .external_path()
+                .is_some_and(|p| paths.contains(&p))
+        };
+        match ty.peel_refs() {
+            // `(ip, port)`: std's `ToSocketAddrs` for `(IpAddr, u16)` builds the address.
+            Ty::Tuple(elems) => {
+                elems.len() == 2
+                    && is(
+                        &elems[0],
+                        &[
+                            "std::net::IpAddr",
+                            "std::net::Ipv4Addr",
+                            "std::net::Ipv6Addr",
+                        ],
+                    )
+            }
+            t => is(
+                t,
+                &[
+                    "std::net::SocketAddr",
+                    "std::net::SocketAddrV4",
+                    "std::net::SocketAddrV6",
+                ],
+            ),
         }
-        matches!(
-            ty.external_path(),
-            Some("std::net::SocketAddr" | "std::net::SocketAddrV4" | "std::net::SocketAddrV6")
-        )
     }
 
     fn walk_call(&mut self, func: &IrExpr, args: &[IrExpr], pos: Pos) -> Ty {
@@ -2096,23 +2155,26 @@ impl Walker<'_> {
                 };
             }
         }
-        // `(&x).m()` with `x` untyped: the receiver is as unknown as `x`.
-        let (targets, level) = if recv.peel_refs().is_unknown() {
-            (
-                vec![Target::UnknownMethod(method.to_string(), args.len())],
-                recv.clone(),
-            )
-        } else {
-            let (t, level) = self.method_lookup(&recv, method);
-            if t.is_empty() {
-                if is_identity_method(method) {
-                    return recv_peeled;
-                }
-                (vec![Target::Unresolved(Unresolved::UnknownMethod)], level)
+        // `(&x).m()` with `x` untyped: the receiver is as unknown as `x`. A tuple's methods
+        // come from std's traits (`("h", 80).to_socket_addrs()`), which only the rules' name
+        // fallbacks know, as before tuples were typed.
+        let (targets, level) =
+            if recv.peel_refs().is_unknown() || matches!(recv.peel_refs(), Ty::Tuple(_)) {
+                (
+                    vec![Target::UnknownMethod(method.to_string(), args.len())],
+                    recv.clone(),
+                )
             } else {
-                (t, level)
-            }
-        };
+                let (t, level) = self.method_lookup(&recv, method);
+                if t.is_empty() {
+                    if is_identity_method(method) {
+                        return recv_peeled;
+                    }
+                    (vec![Target::Unresolved(Unresolved::UnknownMethod)], level)
+                } else {
+                    (t, level)
+                }
+            };
         let ret = self.return_type(&targets, Some(&level), &arg_types);
         let targets = self.instantiate(targets, Some(&level), &arg_types);
         self.push_call(pos, targets, closures, params);

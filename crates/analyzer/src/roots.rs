@@ -177,7 +177,9 @@ impl<'i> AsyncScan<'i> {
                 expanded,
                 ..
             } => self.exprs(exprs) || (!expanded && self.expansion(path)),
-            IrExpr::Other(children) | IrExpr::Loop(children) => self.exprs(children),
+            IrExpr::Other(children) | IrExpr::Tuple(children) | IrExpr::Loop(children) => {
+                self.exprs(children)
+            }
         }
     }
 

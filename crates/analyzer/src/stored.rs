@@ -194,7 +194,7 @@ impl Flow<'_> {
                 }
             }
             // Tuples, arrays and other composite values lower to `Other`.
-            IrExpr::Other(children) => {
+            IrExpr::Other(children) | IrExpr::Tuple(children) => {
                 for c in children {
                     self.expr(c, out);
                 }

@@ -183,8 +183,9 @@ impl Scan<'_> {
                     self.expr(f, ctx, false, false);
                 }
             }
-            // `select!` arms (`res = run() => ..`) lower to `Other`: keep what the macro polls.
-            IrExpr::Other(children) => {
+            // `select!` arms (`res = run() => ..`) lower to `Other`: keep what the macro polls;
+            // a tuple of futures is polled with the tuple (`(a(), b()).join().await`).
+            IrExpr::Other(children) | IrExpr::Tuple(children) => {
                 for c in children {
                     self.expr(c, ctx, polled, block_on);
                 }

@@ -236,6 +236,8 @@ const DEREF_TO_ARG: &[&str] = &[
     "std::borrow::Cow",
     "std::mem::ManuallyDrop",
     "std::pin::Pin",
+    "std::sync::LazyLock",
+    "std::cell::LazyCell",
 ];
 
 const DEREF_TO_TYPE: &[(&str, &str)] = &[

@@ -160,6 +160,21 @@ pub fn variant_of(e: &IrExpr) -> Option<Name> {
 
 /// `true` and `false` are facts like variants (`open(path, false)` against `if create { .. }`),
 /// named by their text: the lowering keeps bool literals as these one-segment paths.
+/// The fact "this argument is an IP address with a port" (an `IP:port` literal, a `SocketAddr`,
+/// an `(IpAddr, port)` tuple), as a variant no source name can spell. A dns-only API called on a
+/// parameter (`addrs.to_socket_addrs()` inside actix's `HttpServer::bind<A: ToSocketAddrs>`) is
+/// guarded by [`host_name_variant`], so a caller passing an address excludes it, as a constant
+/// variant excludes a `match` arm: lemmy's `.bind((SETTINGS.bind, SETTINGS.port))` resolves no
+/// name.
+pub fn ip_address_variant() -> Name {
+    crate::ir::name("{ip address}")
+}
+
+/// The arm a dns-only call is written in: its address is something other than an IP address.
+pub fn host_name_variant() -> Name {
+    crate::ir::name("{host name}")
+}
+
 pub fn bool_name(value: bool) -> Name {
     crate::ir::name(if value { "true" } else { "false" })
 }
