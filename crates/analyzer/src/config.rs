@@ -59,6 +59,9 @@ pub struct Config {
     pub ffi_unknown_quiet: bool,
     /// Report blocking inside one-time initialisers as kind `init` (`report.init`).
     pub report_init: bool,
+    /// Keep every async fn of an application a root, also those nothing calls
+    /// (`report.uncalled`; `graph::uncalled_roots`).
+    pub report_uncalled: bool,
     /// Functions, methods and statics that create or hand out a runtime dedicated to CPU-heavy
     /// or blocking work (`[runtimes] dedicated`): tasks spawned onto it are not roots.
     pub dedicated_runtimes: Vec<String>,
@@ -322,7 +325,10 @@ impl Validator<'_> {
 
     fn report(&mut self, v: &toml::Value, c: &mut Config) {
         let Some(t) = v.as_table() else {
-            return self.error(&["report"], "`report` must be a table with `init`".into());
+            return self.error(
+                &["report"],
+                "`report` must be a table with `init` and `uncalled`".into(),
+            );
         };
         for (k, val) in t {
             match (k.as_str(), val) {
@@ -330,9 +336,14 @@ impl Validator<'_> {
                 ("init", _) => {
                     self.error(&["report", k], "`report.init` must be true or false".into())
                 }
+                ("uncalled", toml::Value::Boolean(on)) => c.report_uncalled = *on,
+                ("uncalled", _) => self.error(
+                    &["report", k],
+                    "`report.uncalled` must be true or false".into(),
+                ),
                 _ => self.error(
                     &["report", k],
-                    format!("unknown key `{k}` in `report` (expected init)"),
+                    format!("unknown key `{k}` in `report` (expected init, uncalled)"),
                 ),
             }
         }
@@ -647,6 +658,7 @@ impl Config {
         db.ffi_report.extend(self.ffi_report.iter().cloned());
         db.ffi_unknown_quiet |= self.ffi_unknown_quiet;
         db.report_init |= self.report_init;
+        db.report_uncalled |= self.report_uncalled;
         db.ffi_severity
             .extend(self.ffi_severity.iter().map(|(k, v)| (k.clone(), *v)));
         for id in &self.enabled_rules {

@@ -119,6 +119,8 @@ pub struct CallGraph {
     /// Calls dropped because they sit in a branch on a struct field that no live code sets to
     /// the branch's variant ([`crate::fields`]), instances included.
     pub dead_field_branch_calls: usize,
+    /// Async fns left out as roots because nothing can call them ([`uncalled_roots`]).
+    pub uncalled_roots: usize,
 }
 
 /// Per-function facts the rules and runtime table give before any body is walked.
@@ -184,6 +186,8 @@ pub fn build(
     roots: &[String],
     mut resolved: Vec<Vec<Body>>,
 ) -> CallGraph {
+    // Taken before dead branches are emptied and spawned calls detached.
+    let referenced = referenced_fns(index, &resolved);
     let fields = crate::fields::FieldValues::compute(ws, index, roots);
     let dead_field_branch_calls = resolved
         .par_iter_mut()
@@ -332,6 +336,11 @@ pub fn build(
             bodies.push(body);
         }
     }
+    let uncalled_roots = if rules.report_uncalled {
+        0
+    } else {
+        uncalled_roots(ws, index, roots, &referenced, &mut bodies)
+    };
     off_worker_only(
         index,
         rules,
@@ -371,7 +380,109 @@ pub fn build(
         fn_body,
         call_edges,
         dead_field_branch_calls,
+        uncalled_roots,
     }
+}
+
+/// Every function a resolved call site (closures included) targets, instances mapped to their
+/// base: taken before spawned calls are detached, so a spawned async fn counts as called.
+fn referenced_fns(index: &Index, resolved: &[Vec<Body>]) -> BTreeSet<FnId> {
+    fn walk(index: &Index, calls: &[CallSite], out: &mut BTreeSet<FnId>) {
+        for c in calls {
+            for t in &c.targets {
+                if let Target::Fn(f, _) = t {
+                    out.insert(*f);
+                    if let Some(i) = index.instances.get(*f) {
+                        out.insert(i.base);
+                    }
+                }
+            }
+            for ca in &c.closure_args {
+                walk(index, &ca.calls, out);
+            }
+        }
+    }
+    let mut out = BTreeSet::new();
+    for b in resolved.iter().flatten() {
+        walk(index, &b.calls, &mut out);
+    }
+    out
+}
+
+/// Async fns of an application's own libraries that nothing can call are no roots: a worker
+/// never runs them (atuin's `atuin_client::register::register_classic`, left over after the CLI
+/// moved to other flows; scripts/apps/review-s12.toml). Every `async fn` of a reported package
+/// is a root on its own so that a caller the analysis cannot see still finds what it blocks on;
+/// an fn is taken as uncalled only when all of these hold:
+/// - no resolved call site targets it (spawned, stored and offloaded calls included), and no
+///   analysed code mentions its name at all (a path's last segment, a method name, a macro
+///   argument, an attribute's identifiers: `IrModule::mentions`), so neither an unresolved call
+///   nor a fn pointer can be it;
+/// - it is a free fn or an inherent method (a trait's method is called through dispatch), not a
+///   runtime entry, not a configured root, and carries no attribute that may export it
+///   (`FnAttrs::exported`: `#[wasm_bindgen]`, a framework's proc macro);
+/// - it belongs to an application's library: the workspace has a member binary, and the fn is
+///   in a member library another member depends on. A library's public API stays rooted in a
+///   workspace of libraries, whoever calls it; so does a binary's async fn (rustc's `dead_code`
+///   lint already names an uncalled one, and a handler not wired yet is still meant to run:
+///   examples/demo-service).
+///
+/// Returns how many roots were dropped (`stats.uncalled_roots`).
+fn uncalled_roots(
+    ws: &Workspace,
+    index: &Index,
+    configured: &[String],
+    referenced: &BTreeSet<FnId>,
+    bodies: &mut [GraphBody],
+) -> usize {
+    let member_bin = |u: &crate::discover::CrateUnit| {
+        u.kind == crate::discover::UnitKind::Bin && ws.packages[u.package].is_member
+    };
+    if !ws.units.iter().any(member_bin) {
+        return 0;
+    }
+    // Member packages whose library another member's unit depends on.
+    let mut used_libs = BTreeSet::new();
+    for u in ws.units.iter().filter(|u| ws.packages[u.package].is_member) {
+        for dep in u.deps.values() {
+            if let crate::discover::DepTarget::Unit(d) = dep {
+                let dp = ws.units[*d].package;
+                if dp != u.package && ws.packages[dp].is_member {
+                    used_libs.insert(dp);
+                }
+            }
+        }
+    }
+    let mut dropped = 0;
+    for b in bodies.iter_mut() {
+        if b.root != Some(RootKind::AsyncFn) || b.kind != BodyKind::Fn {
+            continue;
+        }
+        let f = b.owner;
+        let def = &index.fns[f];
+        // Index units are ws.units, in order (`Index::build`).
+        let unit = &ws.units[def.unit];
+        let in_app =
+            unit.kind == crate::discover::UnitKind::Lib && used_libs.contains(&unit.package);
+        let inherent = match def.owner {
+            FnOwner::Free => true,
+            FnOwner::Impl(i) => index.impls[i].ir_trait.is_none(),
+            FnOwner::Trait(_) => false,
+        };
+        if !in_app
+            || !inherent
+            || def.ir.attrs.exported
+            || def.ir.attrs.runtime_entry
+            || referenced.contains(&f)
+            || index.mentions.contains(&crate::ir::name(&def.ir.name))
+            || configured.contains(&index.fn_display(f))
+        {
+            continue;
+        }
+        b.root = None;
+        dropped += 1;
+    }
+    dropped
 }
 
 /// One function's part of the graph, built on its own ([`build`]): its bodies, each with whether
@@ -1455,6 +1566,92 @@ mod where_tests {
             .map(|f| f.path.last().unwrap().line)
             .collect();
         assert_eq!(sinks, [3, 3, 10]);
+    }
+
+    /// A member library's async fns that nothing calls or names are no roots when a member
+    /// binary uses the library (dead code of the application: a worker never runs them), unless
+    /// `[report] uncalled = true`; one named anywhere (here as a fn pointer value), a trait's
+    /// method, or one carrying an exporting attribute stays a root, and so does every async fn
+    /// of a library no member binary uses, and a binary's own.
+    #[test]
+    fn async_fns_nothing_in_an_application_calls_are_no_roots() {
+        let lib = "pub async fn leftover() { std::fs::read(\"a\"); }\n\
+                   pub async fn named() { std::fs::read(\"b\"); }\n\
+                   pub fn table() -> Vec<fn()> { let _f = named; Vec::new() }\n\
+                   pub trait Job { async fn run(&self); }\n\
+                   pub struct J;\n\
+                   impl Job for J { async fn run(&self) { std::fs::read(\"c\"); } }\n\
+                   #[wasm_bindgen::prelude::wasm_bindgen]\n\
+                   pub async fn exported() { std::fs::read(\"d\"); }\n";
+        let main = "fn main() {}\nasync fn unwired() { std::fs::read(\"e\"); }\n";
+        let analyse = |with_bin: bool, report_uncalled: bool| {
+            let (mut ws, _scratch) = crate::testutil::scratch_workspace(
+                if with_bin {
+                    "uncalled-app"
+                } else {
+                    "uncalled-lib"
+                },
+                lib,
+                crate::discover::SourceKind::Workspace,
+                false,
+            );
+            ws.packages[0].is_member = true;
+            if with_bin {
+                let main_rs = ws.root.join("bin/src/main.rs");
+                std::fs::create_dir_all(main_rs.parent().unwrap()).unwrap();
+                std::fs::write(&main_rs, main).unwrap();
+                let mut package = ws.packages[0].clone();
+                package.name = "bin".into();
+                package.id = "path+file:///bin#0.1.0".into();
+                package.manifest_dir = ws.root.join("bin");
+                ws.packages.push(package);
+                let mut unit = ws.units[0].clone();
+                unit.package = 1;
+                unit.crate_name = "bin".into();
+                unit.kind = crate::discover::UnitKind::Bin;
+                unit.root = main_rs;
+                unit.deps
+                    .insert("dep".into(), crate::discover::DepTarget::Unit(0));
+                ws.units.push(unit);
+            }
+            let config = Config {
+                report_uncalled,
+                ..Config::default()
+            };
+            let rules = config.apply(&crate::rules::RuleDb::builtin());
+            let r = crate::analyze_workspace(
+                &ws,
+                &rules,
+                &config,
+                &crate::progress::Silent,
+                std::time::Instant::now(),
+                Default::default(),
+                false,
+            );
+            let mut sites: Vec<(String, u32)> = r
+                .findings
+                .iter()
+                .map(|f| {
+                    (
+                        f.path[0].file.rsplit('/').next().unwrap().to_string(),
+                        f.path[0].line,
+                    )
+                })
+                .collect();
+            sites.sort();
+            (sites, r.stats.uncalled_roots)
+        };
+        let at = |lines: &[u32], main: bool| -> Vec<(String, u32)> {
+            let mut v: Vec<(String, u32)> =
+                lines.iter().map(|&l| ("lib.rs".to_string(), l)).collect();
+            if main {
+                v.push(("main.rs".to_string(), 2));
+            }
+            v
+        };
+        assert_eq!(analyse(true, false), (at(&[2, 6, 8], true), 1));
+        assert_eq!(analyse(true, true), (at(&[1, 2, 6, 8], true), 0));
+        assert_eq!(analyse(false, false), (at(&[1, 2, 6, 8], false), 0));
     }
 
     #[test]

@@ -208,6 +208,12 @@ pub struct FnAttrs {
     pub tail_names_param: bool,
     /// The body's writes to struct fields, deduplicated ([`crate::fields`]).
     pub field_writes: ThinVec<crate::fields::FieldWrite>,
+    /// The fn carries an attribute that may call or export it without its name being written
+    /// anywhere (`#[wasm_bindgen]`, `#[no_mangle]`, a framework's proc macro): any attribute
+    /// other than documentation, lints, `inline`, `instrument` and the like
+    /// (`graph::uncalled_roots` keeps such an fn a root).
+    #[serde(default)]
+    pub exported: bool,
 }
 
 #[derive(Serialize, Deserialize, Clone, Debug)]

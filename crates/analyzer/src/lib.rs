@@ -344,6 +344,7 @@ pub(crate) fn analyze_configured(
         unresolved_calls: unresolved_by_reason.values().sum(),
         unresolved_by_reason,
         dead_field_branch_calls: graph.dead_field_branch_calls,
+        uncalled_roots: graph.uncalled_roots,
         suppressed,
         baselined: 0,
         internal_errors,

@@ -253,6 +253,7 @@ impl<'a> Lowerer<'a> {
                 builds_current_thread,
                 tail_names_param: false,
                 field_writes: ThinVec::new(),
+                exported: false,
             },
         })
     }
@@ -913,6 +914,7 @@ impl<'a> Lowerer<'a> {
                 builds_current_thread,
                 tail_names_param,
                 field_writes,
+                exported: attrs.iter().any(|a| !is_inert_attribute(a)),
             },
         }
     }
@@ -1825,6 +1827,44 @@ fn flatten_use(
             }
         }
     }
+}
+
+/// Attributes that neither call nor export the fn they are on: documentation, lints, codegen
+/// hints, `#[instrument]`, `#[async_recursion]`, `#[deprecated]`, `cfg`s. Any other attribute
+/// (a proc macro: `#[wasm_bindgen]`, `#[tauri::command]`, `#[napi]`; `#[no_mangle]`) may make
+/// the fn callable without its name being written in Rust ([`FnAttrs::exported`]).
+fn is_inert_attribute(a: &syn::Attribute) -> bool {
+    let p = a.path();
+    let last = p
+        .segments
+        .last()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default();
+    let first = p
+        .segments
+        .first()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default();
+    matches!(first.as_str(), "clippy" | "rustfmt")
+        || matches!(
+            last.as_str(),
+            "doc"
+                | "allow"
+                | "warn"
+                | "deny"
+                | "forbid"
+                | "expect"
+                | "inline"
+                | "cold"
+                | "must_use"
+                | "track_caller"
+                | "deprecated"
+                | "instrument"
+                | "async_recursion"
+                | "cfg"
+                | "cfg_attr"
+                | "allow_internal_unstable"
+        )
 }
 
 fn is_test_fn(attrs: &[syn::Attribute]) -> bool {

@@ -211,6 +211,11 @@ pub struct Stats {
     /// in resolved bodies and instances.
     #[serde(default)]
     pub dead_field_branch_calls: usize,
+    /// Async fns of an application's crates that nothing can call (no resolved call and no
+    /// mention of their name anywhere): not roots, so what only they reach is not reported
+    /// (`graph::uncalled_roots`; `roots = [..]` names one back in).
+    #[serde(default)]
+    pub uncalled_roots: usize,
     /// Findings silenced by `// nonblock:allow(..)` directives: those that exist without the
     /// directives and not with them.
     pub suppressed: usize,

@@ -278,6 +278,9 @@ pub struct RuleDb {
     pub init: Vec<String>,
     /// Report kind-`init` findings (config `[report] init = true`); off by default.
     pub report_init: bool,
+    /// Keep async fns nothing calls as roots (config `[report] uncalled = true`); off by
+    /// default (`graph::uncalled_roots`).
+    pub report_uncalled: bool,
     /// Per-library FFI defaults (`rules/ffi.toml`: `[[library]]`), by crate name.
     pub ffi_libraries: BTreeMap<String, RawLibrary>,
     /// FFI libraries the project wants reported per call (config `ffi.report`).
@@ -331,6 +334,7 @@ impl RuleDb {
             disabled: Default::default(),
             init: runtime.init,
             report_init: false,
+            report_uncalled: false,
             ffi_libraries: BTreeMap::new(),
             ffi_report: Vec::new(),
             ffi_unknown_quiet: false,

@@ -130,6 +130,13 @@ pub fn summary_line(report: &Report) -> String {
             plural(report.notices.len(), "notice", "notices")
         ));
     }
+    // Roots left out are findings nobody sees: say how many, and how to bring them back.
+    if s.uncalled_roots > 0 {
+        line.push_str(&format!(
+            ", {} nothing calls left out (`[report] uncalled = true` keeps them)",
+            plural(s.uncalled_roots, "async fn", "async fns")
+        ));
+    }
     let (gaps, models) = report.diagnostics_by_cause();
     if gaps > 0 {
         line.push_str(&format!(
