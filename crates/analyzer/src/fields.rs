@@ -309,7 +309,8 @@ fn live(ws: &Workspace, index: &Index, f: usize, configured_roots: &[String]) ->
     {
         return true;
     }
-    index.mentions.contains(&crate::ir::name(&def.ir.name))
+    let name = crate::ir::name(&def.ir.name);
+    index.mentions.contains(&name) || index.method_mentions.contains(&name)
 }
 
 #[cfg(test)]

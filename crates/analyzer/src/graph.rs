@@ -384,6 +384,15 @@ pub fn build(
     }
 }
 
+/// Whether some analysed code mentions `def`'s name where it could call or name it: as a path's
+/// last segment (or an attribute's identifier), or, for a method, also as a method call. A free
+/// fn cannot be called with method syntax.
+fn mentioned(index: &Index, def: &crate::index::FnDef) -> bool {
+    let name = crate::ir::name(&def.ir.name);
+    index.mentions.contains(&name)
+        || (def.owner != FnOwner::Free && index.method_mentions.contains(&name))
+}
+
 /// Every function a resolved call site (closures included) targets, instances mapped to their
 /// base: taken before spawned calls are detached, so a spawned async fn counts as called.
 fn referenced_fns(index: &Index, resolved: &[Vec<Body>]) -> BTreeSet<FnId> {
@@ -415,9 +424,10 @@ fn referenced_fns(index: &Index, resolved: &[Vec<Body>]) -> BTreeSet<FnId> {
 /// is a root on its own so that a caller the analysis cannot see still finds what it blocks on;
 /// an fn is taken as uncalled only when all of these hold:
 /// - no resolved call site targets it (spawned, stored and offloaded calls included), and no
-///   analysed code mentions its name at all (a path's last segment, a method name, a macro
-///   argument, an attribute's identifiers: `IrModule::mentions`), so neither an unresolved call
-///   nor a fn pointer can be it;
+///   analysed code mentions its name where it could name it (a path's last segment, in a body,
+///   a macro argument or an initialiser, or an attribute's identifiers: `IrModule::mentions`;
+///   for a method also a method call's name: `IrModule::method_mentions`), so neither an
+///   unresolved call nor a fn pointer can be it;
 /// - it is a free fn or an inherent method (a trait's method is called through dispatch), not a
 ///   runtime entry, not a configured root, and carries no attribute that may export it
 ///   (`FnAttrs::exported`: `#[wasm_bindgen]`, a framework's proc macro);
@@ -474,7 +484,7 @@ fn uncalled_roots(
             || def.ir.attrs.exported
             || def.ir.attrs.runtime_entry
             || referenced.contains(&f)
-            || index.mentions.contains(&crate::ir::name(&def.ir.name))
+            || mentioned(index, def)
             || configured.contains(&index.fn_display(f))
         {
             continue;
@@ -1572,7 +1582,8 @@ mod where_tests {
     /// binary uses the library (dead code of the application: a worker never runs them), unless
     /// `[report] uncalled = true`; one named anywhere (here as a fn pointer value), a trait's
     /// method, or one carrying an exporting attribute stays a root, and so does every async fn
-    /// of a library no member binary uses, and a binary's own.
+    /// of a library no member binary uses, and a binary's own. A method call of the same name
+    /// (`c.leftover()`) cannot call a free fn.
     #[test]
     fn async_fns_nothing_in_an_application_calls_are_no_roots() {
         let lib = "pub async fn leftover() { std::fs::read(\"a\"); }\n\
@@ -1582,7 +1593,10 @@ mod where_tests {
                    pub struct J;\n\
                    impl Job for J { async fn run(&self) { std::fs::read(\"c\"); } }\n\
                    #[wasm_bindgen::prelude::wasm_bindgen]\n\
-                   pub async fn exported() { std::fs::read(\"d\"); }\n";
+                   pub async fn exported() { std::fs::read(\"d\"); }\n\
+                   pub struct C;\n\
+                   impl C { pub fn leftover(&self) {} }\n\
+                   pub fn method_namesake(c: &C) { c.leftover(); }\n";
         let main = "fn main() {}\nasync fn unwired() { std::fs::read(\"e\"); }\n";
         let analyse = |with_bin: bool, report_uncalled: bool| {
             let (mut ws, _scratch) = crate::testutil::scratch_workspace(

@@ -199,6 +199,8 @@ pub struct Index {
     pub field_writes: Vec<crate::fields::FieldWrite>,
     /// Every name some module's code or attributes mention ([`crate::fields`]).
     pub mentions: ustr::UstrSet,
+    /// Every module's [`crate::ir::IrModule::method_mentions`].
+    pub method_mentions: ustr::UstrSet,
 }
 
 /// A unit's lowered modules, as the loader produced them.
@@ -436,6 +438,7 @@ impl Index {
             }
             self.field_writes.extend(m.field_writes);
             self.mentions.extend(m.mentions);
+            self.method_mentions.extend(m.method_mentions);
             for (name, alias) in m.extern_crates {
                 let key = alias.clone().unwrap_or_else(|| name.clone());
                 extern_crates.push((id, key, name));

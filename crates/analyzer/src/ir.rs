@@ -497,7 +497,13 @@ pub struct IrModule {
     /// Writes to struct fields outside functions (const and static initialisers, `macro_rules!`
     /// arms): they always count ([`crate::fields`]).
     pub field_writes: Vec<crate::fields::FieldWrite>,
-    /// Every name the module's code and attributes mention, sorted: a dependency's function
-    /// nothing mentions never runs in this build ([`crate::fields`]).
+    /// Every name the module's code and attributes mention as a path's last segment (or an
+    /// attribute's identifier or string), sorted: a dependency's function nothing mentions never
+    /// runs in this build ([`crate::fields`]).
     pub mentions: Vec<Name>,
+    /// The method names its method calls (`x.name()`) mention, sorted. Apart from `mentions`
+    /// because a free function cannot be called with method syntax (`graph::uncalled_roots`:
+    /// atuin's `client.login(..)` does not call `atuin_client::login::login`).
+    #[serde(default)]
+    pub method_mentions: Vec<Name>,
 }

@@ -108,6 +108,8 @@ pub struct Lowerer<'a> {
     self_owner: Option<Name>,
     /// The names the module's code mentions ([`IrModule::mentions`]).
     mentions: ustr::UstrSet,
+    /// The method names its method calls mention ([`IrModule::method_mentions`]).
+    method_mentions: ustr::UstrSet,
 }
 
 /// Expansions one outermost macro invocation may cause, nested ones included: a tt-muncher
@@ -151,6 +153,7 @@ impl<'a> Lowerer<'a> {
             writes: BTreeSet::new(),
             self_owner: None,
             mentions: ustr::UstrSet::default(),
+            method_mentions: ustr::UstrSet::default(),
         }
     }
 
@@ -174,6 +177,9 @@ impl<'a> Lowerer<'a> {
         module.mentions.extend(self.mentions.drain());
         module.mentions.sort();
         module.mentions.dedup();
+        module.method_mentions.extend(self.method_mentions.drain());
+        module.method_mentions.sort();
+        module.method_mentions.dedup();
     }
 
     /// A const or static initialiser's writes and mentions ([`InitScan`]).
@@ -261,6 +267,11 @@ impl<'a> Lowerer<'a> {
     /// Records a name the code mentions ([`IrModule::mentions`]).
     fn mention(&mut self, name: Name) {
         self.mentions.insert(name);
+    }
+
+    /// Records a method name a method call mentions ([`IrModule::method_mentions`]).
+    fn mention_method(&mut self, name: Name) {
+        self.method_mentions.insert(name);
     }
 
     /// Mentions every identifier and string of `attrs` (`#[serde(default = "default_skip")]`,
@@ -1151,7 +1162,7 @@ impl<'a> Lowerer<'a> {
                 receiver: self.lower_boxed(&m.receiver),
                 method: {
                     let method = ident_name(&m.method);
-                    self.mention(method);
+                    self.mention_method(method);
                     method
                 },
                 args: m.args.iter().map(|a| self.lower_expr(a)).collect(),
@@ -1372,7 +1383,7 @@ impl<'ast> syn::visit::Visit<'ast> for InitScan<'_, '_> {
                     self.lowerer.mention(ident_name(&last.ident));
                 }
             }
-            syn::Expr::MethodCall(m) => self.lowerer.mention(ident_name(&m.method)),
+            syn::Expr::MethodCall(m) => self.lowerer.mention_method(ident_name(&m.method)),
             _ => {}
         }
         syn::visit::visit_expr(self, e);
