@@ -216,7 +216,7 @@ pub fn build(
     let mut leaves = leaves(index, rules, &member_unit);
     leaves.calls_param = called_params(&resolved);
     leaves.returns_param = crate::stored::returned_params(index, &resolved);
-    infer_wrappers(index, rules, &resolved, &mut leaves);
+    infer_wrappers(rules, &resolved, &mut leaves);
     infer_init_wrappers(rules, &resolved, &mut leaves);
     let report_unit: Vec<bool> = index
         .units
@@ -565,21 +565,7 @@ fn off_worker_only(
         return;
     }
     // Callers of each async fn: (calling body, whether the edge is marked `init`).
-    let mut callers: BTreeMap<FnId, Vec<(usize, bool)>> = BTreeMap::new();
-    for (bi, b) in bodies.iter().enumerate() {
-        if off.test_support.contains(&b.owner) {
-            continue;
-        }
-        for c in &b.calls {
-            for e in &c.effects {
-                if let Effect::Edge { callee, init, .. } = e {
-                    if index.fns[*callee].ir.sig.is_async {
-                        callers.entry(*callee).or_default().push((bi, *init));
-                    }
-                }
-            }
-        }
-    }
+    let callers = crate::threads::async_fn_callers(index, bodies, off, |bi, _, init| (bi, init));
     let eligible = |f: FnId, bodies: &[GraphBody]| -> Option<usize> {
         let b = fn_body[f]?;
         (bodies[b].root == Some(RootKind::AsyncFn) && !spawned.contains(&f)).then_some(b)
@@ -1053,6 +1039,23 @@ fn called_params(resolved: &[Vec<Body>]) -> Vec<BTreeSet<usize>> {
 /// every target of the call runs once (a listed initialiser, or a wrapper of one for that
 /// argument), to a fixpoint as [`infer_wrappers`] does for offload boundaries.
 fn infer_init_wrappers(rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leaves) {
+    infer_param_wrappers(
+        resolved,
+        leaves,
+        |l| &mut l.init_wrappers,
+        |l, c, arg| runs_arg_once(rules, l, c, arg),
+    );
+}
+
+/// The fixpoint behind [`infer_wrappers`] and [`infer_init_wrappers`]: a function whose closure
+/// parameter flows into a call's argument that `passes_on` accepts (given what is known so far)
+/// is recorded in `map` for that parameter, until nothing new is found (16 rounds at most).
+fn infer_param_wrappers(
+    resolved: &[Vec<Body>],
+    leaves: &mut Leaves,
+    map: fn(&mut Leaves) -> &mut BTreeMap<FnId, BTreeSet<usize>>,
+    passes_on: impl Fn(&Leaves, &CallSite, usize) -> bool,
+) {
     for _ in 0..16 {
         let mut found = Vec::new();
         for (f, bodies) in resolved.iter().enumerate() {
@@ -1061,11 +1064,10 @@ fn infer_init_wrappers(rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leav
             };
             for c in &body.calls {
                 for &(arg, param) in &c.param_args {
-                    let known = leaves
-                        .init_wrappers
+                    let known = map(leaves)
                         .get(&f)
-                        .is_some_and(|s| s.contains(&param));
-                    if !known && runs_arg_once(rules, leaves, c, arg) {
+                        .is_some_and(|s| s.contains(&param) || s.contains(&ALL_ARGS));
+                    if !known && passes_on(leaves, c, arg) {
                         found.push((f, param));
                     }
                 }
@@ -1075,7 +1077,7 @@ fn infer_init_wrappers(rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leav
             break;
         }
         for (f, p) in found {
-            leaves.init_wrappers.entry(f).or_default().insert(p);
+            map(leaves).entry(f).or_default().insert(p);
         }
     }
 }
@@ -1110,37 +1112,15 @@ fn offloads_arg(leaves: &Leaves, rules: &RuleDb, target: &Target, arg: usize) ->
 
 /// A function that passes its closure parameter to a boundary is a boundary for that parameter.
 /// Iterated to a fixpoint so wrappers of wrappers are found.
-fn infer_wrappers(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leaves) {
-    for _ in 0..16 {
-        let mut found = Vec::new();
-        for (f, bodies) in resolved.iter().enumerate() {
-            let Some(body) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else {
-                continue;
-            };
-            for c in &body.calls {
-                for &(arg, param) in &c.param_args {
-                    let all = !c.targets.is_empty()
-                        && c.targets
-                            .iter()
-                            .all(|t| offloads_arg(leaves, rules, t, arg));
-                    let known = leaves
-                        .boundary
-                        .get(&f)
-                        .is_some_and(|s| s.contains(&param) || s.contains(&ALL_ARGS));
-                    if all && !known {
-                        found.push((f, param));
-                    }
-                }
-            }
-        }
-        if found.is_empty() {
-            break;
-        }
-        for (f, p) in found {
-            leaves.boundary.entry(f).or_default().insert(p);
-        }
-    }
-    let _ = index;
+fn infer_wrappers(rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leaves) {
+    infer_param_wrappers(
+        resolved,
+        leaves,
+        |l| &mut l.boundary,
+        |l, c, arg| {
+            !c.targets.is_empty() && c.targets.iter().all(|t| offloads_arg(l, rules, t, arg))
+        },
+    );
 }
 
 /// Whether closure argument `arg` of a call runs on another thread (every target offloads it).
@@ -1474,6 +1454,17 @@ mod where_tests {
     use crate::config::Config;
     use crate::testutil::{analyze_files, analyze_files_with};
 
+    /// `src` analysed with `[report] init = true`.
+    fn with_init_reported(src: &str) -> crate::Report {
+        analyze_files_with(
+            &[("src/lib.rs", src)],
+            &Config {
+                report_init: true,
+                ..Config::default()
+            },
+        )
+    }
+
     fn kinds(r: &crate::Report) -> Vec<(u32, String, String)> {
         let mut v: Vec<_> = r
             .findings
@@ -1523,13 +1514,7 @@ mod where_tests {
         // With initialisers reported, what they drive is kind `init`, and so is what only such
         // an fn awaits (`read_more`) and the `block_on` in `store`'s initialiser; the offloaded
         // thread's `serve` stays quiet.
-        let on = analyze_files_with(
-            &[("src/lib.rs", src)],
-            &Config {
-                report_init: true,
-                ..Config::default()
-            },
-        );
+        let on = with_init_reported(src);
         let init = |l: u32| (l, "NB0101".to_string(), "init".to_string());
         let block_on = (9, "NB0801".to_string(), "init".to_string());
         assert_eq!(
@@ -1681,13 +1666,7 @@ mod where_tests {
                    }\n";
         let off = analyze_files(&[("src/lib.rs", src)]);
         assert_eq!(kinds(&off), [(8, "NB0101".into(), "worker".into())]);
-        let on = analyze_files_with(
-            &[("src/lib.rs", src)],
-            &Config {
-                report_init: true,
-                ..Config::default()
-            },
-        );
+        let on = with_init_reported(src);
         let init = |l: u32| (l, "NB0101".to_string(), "init".to_string());
         assert_eq!(
             kinds(&on),

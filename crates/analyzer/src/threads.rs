@@ -328,21 +328,7 @@ pub(crate) fn mark_block_on_roots(
         }
     };
     // Callers of each async fn: (calling body, call position).
-    let mut callers: BTreeMap<FnId, Vec<(usize, Pos)>> = BTreeMap::new();
-    for (bi, b) in bodies.iter().enumerate() {
-        if off.test_support.contains(&b.owner) {
-            continue;
-        }
-        for c in &b.calls {
-            for e in &c.effects {
-                if let Effect::Edge { callee, .. } = e {
-                    if index.fns[*callee].ir.sig.is_async {
-                        callers.entry(*callee).or_default().push((bi, c.pos));
-                    }
-                }
-            }
-        }
-    }
+    let callers = async_fn_callers(index, bodies, off, |bi, c, _| (bi, c.pos));
     // The body a context of `owner` is (`None`: its fn body).
     let body_of = |owner: FnId, ctx: Option<Pos>| -> Option<usize> {
         by_owner[&owner].iter().copied().find(|&b| match ctx {
@@ -461,6 +447,33 @@ pub(crate) fn mark_block_on_roots(
             return;
         }
     }
+}
+
+/// The edges into each async fn, as `item(calling body, call, edge marked init)`. Calls written in
+/// test-support fns are not callers: such code holds no root, and its calls decide no thread
+/// (here and in `graph::off_worker_only`).
+pub(crate) fn async_fn_callers<T>(
+    index: &Index,
+    bodies: &[GraphBody],
+    off: &OffWorker,
+    item: impl Fn(usize, &crate::graph::EffectiveCall, bool) -> T,
+) -> BTreeMap<FnId, Vec<T>> {
+    let mut callers: BTreeMap<FnId, Vec<T>> = BTreeMap::new();
+    for (bi, b) in bodies.iter().enumerate() {
+        if off.test_support.contains(&b.owner) {
+            continue;
+        }
+        for c in &b.calls {
+            for e in &c.effects {
+                if let Effect::Edge { callee, init, .. } = e {
+                    if index.fns[*callee].ir.sig.is_async {
+                        callers.entry(*callee).or_default().push(item(bi, c, *init));
+                    }
+                }
+            }
+        }
+    }
+    callers
 }
 
 /// Functions reachable by calls from the worker roots (roots not on a block_on thread).
