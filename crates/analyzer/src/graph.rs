@@ -396,24 +396,14 @@ fn mentioned(index: &Index, def: &crate::index::FnDef) -> bool {
 /// Every function a resolved call site (closures included) targets, instances mapped to their
 /// base: taken before spawned calls are detached, so a spawned async fn counts as called.
 fn referenced_fns(index: &Index, resolved: &[Vec<Body>]) -> BTreeSet<FnId> {
-    fn walk(index: &Index, calls: &[CallSite], out: &mut BTreeSet<FnId>) {
-        for c in calls {
-            for t in &c.targets {
-                if let Target::Fn(f, _) = t {
-                    out.insert(*f);
-                    if let Some(i) = index.instances.get(*f) {
-                        out.insert(i.base);
-                    }
-                }
-            }
-            for ca in &c.closure_args {
-                walk(index, &ca.calls, out);
-            }
-        }
-    }
     let mut out = BTreeSet::new();
     for b in resolved.iter().flatten() {
-        walk(index, &b.calls, &mut out);
+        crate::resolve::callees(&b.calls, &mut |f| {
+            out.insert(f);
+            if let Some(i) = index.instances.get(f) {
+                out.insert(i.base);
+            }
+        });
     }
     out
 }
@@ -445,10 +435,11 @@ fn uncalled_roots(
     referenced: &BTreeSet<FnId>,
     bodies: &mut [GraphBody],
 ) -> usize {
-    let member_bin = |u: &crate::discover::CrateUnit| {
-        u.kind == crate::discover::UnitKind::Bin && ws.packages[u.package].is_member
-    };
-    if !ws.units.iter().any(member_bin) {
+    let has_member_bin = ws
+        .units
+        .iter()
+        .any(|u| u.kind == crate::discover::UnitKind::Bin && ws.packages[u.package].is_member);
+    if !has_member_bin {
         return 0;
     }
     // Member packages whose library another member's unit depends on.
@@ -519,22 +510,16 @@ struct DroppedCallees {
 impl DroppedCallees {
     /// Records the async fns that `c` and the closures in its arguments call.
     fn record(&mut self, index: &Index, c: &CallSite, init: bool) {
-        for t in &c.targets {
-            if let Target::Fn(f, _) = t {
-                if index.fns[*f].ir.sig.is_async {
-                    if init {
-                        self.init.insert(*f);
-                    } else {
-                        self.offloaded.insert(*f);
-                    }
-                }
+        let set = if init {
+            &mut self.init
+        } else {
+            &mut self.offloaded
+        };
+        crate::resolve::callees(std::slice::from_ref(c), &mut |f| {
+            if index.fns[f].ir.sig.is_async {
+                set.insert(f);
             }
-        }
-        for ca in &c.closure_args {
-            for inner in &ca.calls {
-                self.record(index, inner, init);
-            }
-        }
+        });
     }
 
     fn append(&mut self, other: DroppedCallees) {
@@ -570,21 +555,8 @@ fn off_worker_only(
         let b = fn_body[f]?;
         (bodies[b].root == Some(RootKind::AsyncFn) && !spawned.contains(&f)).then_some(b)
     };
-    if !rules.report_init {
-        for &f in dropped.init.iter().chain(&dropped.offloaded) {
-            let Some(b) = eligible(f, bodies) else {
-                continue;
-            };
-            if callers
-                .get(&f)
-                .is_none_or(|cs| cs.iter().all(|&(_, init)| init))
-            {
-                bodies[b].root = None;
-                off.bodies.insert(b);
-            }
-        }
-        return;
-    }
+    // With `init` off there are no init edges nor init roots, so only fns whose every call was
+    // dropped qualify, and one pass settles; with it on, init roots feed the fixpoint.
     let is_init_root =
         |r: Option<RootKind>| matches!(r, Some(RootKind::InitAsync) | Some(RootKind::InitAsyncFn));
     loop {
@@ -600,17 +572,14 @@ fn off_worker_only(
                 continue;
             };
             let cs = callers.get(&f).map_or(&[][..], Vec::as_slice);
-            let once = dropped.init.contains(&f)
-                || cs
-                    .iter()
-                    .any(|&(c, init)| init || is_init_root(bodies[c].root));
-            let all_off = cs
+            if !cs
                 .iter()
-                .all(|&(c, init)| init || is_init_root(bodies[c].root));
-            if !all_off {
+                .all(|&(c, init)| init || is_init_root(bodies[c].root))
+            {
                 continue;
             }
-            if once {
+            let once = dropped.init.contains(&f) || !cs.is_empty();
+            if rules.report_init && once {
                 bodies[b].root = Some(RootKind::InitAsyncFn);
             } else {
                 bodies[b].root = None;
@@ -1086,16 +1055,10 @@ fn infer_param_wrappers(
 /// an inferred wrapper of one for that argument.
 fn runs_arg_once(rules: &RuleDb, leaves: &Leaves, c: &CallSite, arg: usize) -> bool {
     !c.targets.is_empty()
-        && c.targets.iter().all(|t| match t {
-            Target::Fn(f, _) => {
-                leaves.init.contains(f)
-                    || leaves
-                        .init_wrappers
-                        .get(f)
-                        .is_some_and(|s| s.contains(&arg))
-            }
-            Target::External(p, _) => rules.init.iter().any(|i| i == p),
-            _ => false,
+        && c.targets.iter().all(|t| {
+            is_init_target(rules, leaves, t)
+                || matches!(t, Target::Fn(f, _)
+                    if leaves.init_wrappers.get(f).is_some_and(|s| s.contains(&arg)))
         })
 }
 
@@ -1163,11 +1126,17 @@ struct Flatten<'a> {
 
 /// Whether a call is a one-time initialiser (`rules/runtime.toml`: `init`).
 fn is_init_call(rules: &RuleDb, leaves: &Leaves, c: &CallSite) -> bool {
-    c.targets.iter().any(|t| match t {
+    c.targets.iter().any(|t| is_init_target(rules, leaves, t))
+}
+
+/// Whether a target is a one-time initialiser: listed in `rules/runtime.toml`'s `init`, or the
+/// analysed function such an entry names.
+fn is_init_target(rules: &RuleDb, leaves: &Leaves, t: &Target) -> bool {
+    match t {
         Target::Fn(f, _) => leaves.init.contains(f),
         Target::External(p, _) => rules.init.iter().any(|i| i == p),
         _ => false,
-    })
+    }
 }
 
 /// Turns a call site (and the sync closures written in its arguments) into effective calls.

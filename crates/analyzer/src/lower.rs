@@ -183,8 +183,16 @@ impl<'a> Lowerer<'a> {
     }
 
     /// A const or static initialiser's writes and mentions ([`InitScan`]).
-    fn scan_initialiser(&mut self, e: &syn::Expr) {
-        syn::visit::Visit::visit_expr(&mut InitScan { lowerer: self }, e);
+    /// Returns whether the initialiser drives futures: it holds a closure and an async body or
+    /// a `block_on` ([`Lowerer::lower_static_initialiser`] lowers those).
+    fn scan_initialiser(&mut self, e: &syn::Expr) -> bool {
+        let mut scan = InitScan {
+            lowerer: self,
+            closure: false,
+            runs_futures: false,
+        };
+        syn::visit::Visit::visit_expr(&mut scan, e);
+        scan.closure && scan.runs_futures
     }
 
     /// A `static`'s initialiser that drives futures (`LazyLock::new(|| thread::spawn(|| rt.
@@ -193,41 +201,9 @@ impl<'a> Lowerer<'a> {
     /// polls have no other caller, and without this body they looked uncalled and stayed worker
     /// roots; with it, the graph sees that their only callers run once or off the workers
     /// (`graph::off_worker_only`). Only initialisers holding a closure and an async body or a
-    /// `block_on` are lowered: data tables and `Regex` statics stay scanned only
-    /// ([`Lowerer::scan_initialiser`]), as the memory figures of issue 17 need.
-    fn lower_static_initialiser(&mut self, ident: &syn::Ident, e: &syn::Expr) -> Option<IrFn> {
-        #[derive(Default)]
-        struct Drives {
-            closure: bool,
-            runs_futures: bool,
-        }
-        impl<'ast> syn::visit::Visit<'ast> for Drives {
-            fn visit_expr(&mut self, e: &'ast syn::Expr) {
-                match e {
-                    syn::Expr::Closure(c) => {
-                        self.closure = true;
-                        self.runs_futures |= c.asyncness.is_some();
-                    }
-                    syn::Expr::Async(_) => self.runs_futures = true,
-                    syn::Expr::MethodCall(m) => self.runs_futures |= m.method == "block_on",
-                    syn::Expr::Path(p) => {
-                        self.runs_futures |= p
-                            .path
-                            .segments
-                            .last()
-                            .is_some_and(|s| s.ident == "block_on")
-                    }
-                    _ => {}
-                }
-                syn::visit::visit_expr(self, e);
-            }
-            fn visit_item(&mut self, _: &'ast syn::Item) {}
-        }
-        let mut drives = Drives::default();
-        syn::visit::Visit::visit_expr(&mut drives, e);
-        if !(drives.closure && drives.runs_futures) {
-            return None;
-        }
+    /// `block_on` are lowered (`scan_initialiser` says which): data tables and `Regex` statics
+    /// stay scanned only, as the memory figures of issue 17 need.
+    fn lower_static_initialiser(&mut self, ident: &syn::Ident, e: &syn::Expr) -> IrFn {
         // The initialiser's writes were recorded for the module by `scan_initialiser`.
         let outer_writes = std::mem::take(&mut self.writes);
         let outer_owner = self.self_owner.take();
@@ -238,7 +214,7 @@ impl<'a> Lowerer<'a> {
         self.self_owner = outer_owner;
         let (names_block_on, builds_current_thread) = crate::threads::runtime_mentions(&block);
         let at = pos(ident.span());
-        Some(IrFn {
+        IrFn {
             name: format!("{{static {ident}}}"),
             sig: IrSig {
                 is_async: false,
@@ -261,7 +237,7 @@ impl<'a> Lowerer<'a> {
                 field_writes: ThinVec::new(),
                 exported: false,
             },
-        })
+        }
     }
 
     /// Records a name the code mentions ([`IrModule::mentions`]).
@@ -624,12 +600,13 @@ impl<'a> Lowerer<'a> {
             }
             // The initialiser is lowered for its writes and mentions only ([`crate::fields`]).
             syn::Item::Const(c) => {
-                self.scan_initialiser(&c.expr);
+                // A const's initialiser is evaluated at compile time: nothing to lower.
+                let _ = self.scan_initialiser(&c.expr);
                 module.values.push((c.ident.to_string(), lower_type(&c.ty)))
             }
             syn::Item::Static(s) => {
-                self.scan_initialiser(&s.expr);
-                if let Some(init) = self.lower_static_initialiser(&s.ident, &s.expr) {
+                if self.scan_initialiser(&s.expr) {
+                    let init = self.lower_static_initialiser(&s.ident, &s.expr);
                     module.fns.push(init);
                 }
                 module.values.push((s.ident.to_string(), lower_type(&s.ty)))
@@ -983,8 +960,8 @@ impl<'a> Lowerer<'a> {
                     syn::Item::Static(st) => {
                         let mut attrs = st.attrs.clone();
                         if self.cfg.keep(&mut attrs) {
-                            self.scan_initialiser(&st.expr);
-                            if let Some(init) = self.lower_static_initialiser(&st.ident, &st.expr) {
+                            if self.scan_initialiser(&st.expr) {
+                                let init = self.lower_static_initialiser(&st.ident, &st.expr);
                                 self.nested_fns.push(init);
                             }
                             self.nested_values
@@ -1372,6 +1349,10 @@ impl<'ast> syn::visit::Visit<'ast> for ChildCollector<'_, '_> {
 /// lowered (and dropped) as in a body.
 struct InitScan<'l, 'a> {
     lowerer: &'l mut Lowerer<'a>,
+    /// A closure is written in it.
+    closure: bool,
+    /// An async body or a `block_on` is written in it.
+    runs_futures: bool,
 }
 
 impl<'ast> syn::visit::Visit<'ast> for InitScan<'_, '_> {
@@ -1380,10 +1361,19 @@ impl<'ast> syn::visit::Visit<'ast> for InitScan<'_, '_> {
         match e {
             syn::Expr::Path(p) => {
                 if let Some(last) = p.path.segments.last() {
+                    self.runs_futures |= last.ident == "block_on";
                     self.lowerer.mention(ident_name(&last.ident));
                 }
             }
-            syn::Expr::MethodCall(m) => self.lowerer.mention_method(ident_name(&m.method)),
+            syn::Expr::MethodCall(m) => {
+                self.runs_futures |= m.method == "block_on";
+                self.lowerer.mention_method(ident_name(&m.method));
+            }
+            syn::Expr::Closure(c) => {
+                self.closure = true;
+                self.runs_futures |= c.asyncness.is_some();
+            }
+            syn::Expr::Async(_) => self.runs_futures = true,
             _ => {}
         }
         syn::visit::visit_expr(self, e);

@@ -366,7 +366,7 @@ fn renumber_closures(args: &mut [ClosureArg], ids: &[FnId]) {
 }
 
 /// Every analysed function a call site may call, in its closure arguments too.
-fn callees(calls: &[CallSite], out: &mut impl FnMut(FnId)) {
+pub(crate) fn callees(calls: &[CallSite], out: &mut impl FnMut(FnId)) {
     for c in calls {
         for t in &c.targets {
             if let Target::Fn(g, _) = t {
@@ -876,8 +876,7 @@ impl Walker<'_> {
             IrExpr::Call { func, args, pos } => {
                 let first_call = self.sink.len();
                 let ty = self.walk_call(func, args, *pos);
-                self.mark_facts(first_call, *pos, None, args);
-                if args.first().is_some_and(|a| self.is_ip_address(a)) {
+                if self.mark_facts(first_call, *pos, None, args) {
                     self.mark_addr_is_ip(first_call, *pos);
                 } else {
                     self.guard_dns_on_params(first_call, *pos, args.first());
@@ -909,13 +908,11 @@ impl Walker<'_> {
                     .external_path()
                     .is_some_and(crate::ty::is_option_or_result);
                 let ty = self.walk_method(recv, method, args, *pos);
-                self.mark_facts(first_call, *pos, Some(receiver), args);
+                let addr_is_ip = self.mark_facts(first_call, *pos, Some(receiver), args);
                 if option_or_result {
                     self.guard_plumbing_closures(first_call, *pos, receiver, method);
                 }
-                if self.is_ip_address(receiver)
-                    || args.first().is_some_and(|a| self.is_ip_address(a))
-                {
+                if addr_is_ip {
                     self.mark_addr_is_ip(first_call, *pos);
                 } else {
                     self.guard_dns_on_params(first_call, *pos, Some(receiver));
@@ -1663,13 +1660,16 @@ impl Walker<'_> {
 
     /// Records on the call at `pos` pushed since `first_call` which of its arguments are
     /// constant variants or the walked function's parameters ([`crate::values`]).
+    ///
+    /// Returns whether the receiver or the first argument is an IP address
+    /// ([`Self::is_ip_address`]): the address a dns-only API would resolve.
     fn mark_facts(
         &mut self,
         first_call: usize,
         pos: Pos,
         receiver: Option<&IrExpr>,
         args: &[IrExpr],
-    ) {
+    ) -> bool {
         let fact = |w: &Self, e: &IrExpr| -> Option<Fact> {
             // Known from the type, so it holds whatever the caller passed.
             if w.is_ip_address(e) {
@@ -1697,12 +1697,14 @@ impl Walker<'_> {
                 .filter_map(|(i, a)| fact(self, a).map(|f| (i as u32, f)))
                 .collect(),
         };
-        if facts.is_empty() {
-            return;
+        let ip = Fact::Variant(crate::values::ip_address_variant());
+        let addr_is_ip = facts.receiver == Some(ip) || facts.args.first() == Some(&(0, ip));
+        if !facts.is_empty() {
+            if let Some(c) = self.pushed_call(first_call, pos) {
+                c.facts = Some(Box::new(facts));
+            }
         }
-        if let Some(c) = self.pushed_call(first_call, pos) {
-            c.facts = Some(Box::new(facts));
-        }
+        addr_is_ip
     }
 
     /// The call at `pos` pushed since `first_call`: the call itself, pushed after its
