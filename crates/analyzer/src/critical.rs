@@ -144,9 +144,11 @@ pub fn expr_waits(e: &IrExpr) -> bool {
             let name = path.segments.last().map(|s| s.name.as_str());
             matches!(name, Some("select" | "join" | "try_join")) || exprs.iter().any(expr_waits)
         }
-        IrExpr::StructLit(_, exprs) | IrExpr::Other(exprs) | IrExpr::Tuple(exprs) => {
-            exprs.iter().any(expr_waits)
-        }
+        IrExpr::StructLit(_, exprs)
+        | IrExpr::Other(exprs)
+        | IrExpr::Tuple(exprs)
+        | IrExpr::Index { exprs, .. }
+        | IrExpr::Arith(exprs) => exprs.iter().any(expr_waits),
         IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,
     }
 }

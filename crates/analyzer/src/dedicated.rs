@@ -137,8 +137,7 @@ impl Walk<'_> {
                         self.block(d);
                     }
                     let dedicated = init.as_ref().is_some_and(|e| self.is_dedicated(e));
-                    let names = pat.ident.iter().chain(&pat.unwrap_ident).chain(&pat.others);
-                    for name in names {
+                    for name in pat.names() {
                         if dedicated && pat.ident.as_ref() == Some(name) {
                             self.locals.insert(name.to_string());
                         } else {
@@ -312,7 +311,12 @@ fn for_each_child<'a>(e: &'a IrExpr, mut f: impl FnMut(Child<'a>)) {
             f(Child::Expr(iter));
             f(Child::Block(body));
         }
-        IrExpr::Loop(xs) | IrExpr::StructLit(_, xs) | IrExpr::Other(xs) | IrExpr::Tuple(xs) => {
+        IrExpr::Loop(xs)
+        | IrExpr::StructLit(_, xs)
+        | IrExpr::Other(xs)
+        | IrExpr::Tuple(xs)
+        | IrExpr::Index { exprs: xs, .. }
+        | IrExpr::Arith(xs) => {
             xs.iter().for_each(|x| f(Child::Expr(x)));
         }
         IrExpr::Macro { exprs, .. } => exprs.iter().for_each(|x| f(Child::Expr(x))),

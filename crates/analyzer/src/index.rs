@@ -1205,6 +1205,9 @@ impl Index {
         let rec = |t: &IrType| self.resolve_type_depth(module, t, generics, self_ty, depth + 1);
         match t {
             IrType::Ref(inner) => Ty::Ref(Box::new(rec(inner))),
+            // Raw pointers: std's `pointer` type (`rules/std-types.toml`). Unlike references
+            // they do not auto-deref for method calls, so `p.add(1)` is the pointer's method.
+            IrType::Ptr(inner) => Ty::external(crate::ty::POINTER, vec![rec(inner)]),
             IrType::Slice(inner) | IrType::Array(inner) => Ty::Slice(Box::new(rec(inner))),
             IrType::Tuple(elems) => Ty::Tuple(elems.iter().map(rec).collect()),
             IrType::ImplTrait(bounds) | IrType::DynTrait(bounds) => Ty::Dyn(

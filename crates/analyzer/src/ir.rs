@@ -234,6 +234,9 @@ pub enum IrStmt {
     Item,
 }
 
+/// A struct pattern's type path and its fields' patterns by field name ([`IrPat::fields`]).
+pub type FieldPats = (IrPath, ThinVec<(Name, IrPat)>);
+
 /// The part of a pattern the type walker uses.
 #[derive(Serialize, Deserialize, Clone, Debug, Default)]
 pub struct IrPat {
@@ -252,6 +255,11 @@ pub struct IrPat {
     /// from the variant's fields.
     #[serde(default)]
     pub variant: Option<Box<(IrPath, ThinVec<IrPat>)>>,
+    /// `Position { offset, line: l, .. }`: a struct or struct-variant pattern, with each named
+    /// field's pattern (a tuple struct written with braces names its fields `0`, `1`), typed
+    /// from the type's fields.
+    #[serde(default)]
+    pub fields: Option<Box<FieldPats>>,
     /// The enum variants the pattern matches, by name, when it is nothing but variants
     /// (`IdList::AllIds`, `Some(_)`, `A(x) | B(x)`); empty when it may match anything (a binding,
     /// `_`, a literal). A call in a `match` arm on a parameter runs only when the parameter is
@@ -344,6 +352,36 @@ pub enum IrExpr {
     /// written `(ip, port)` is known to need no name resolution (`resolve`'s `is_ip_address`)
     /// and `let (a, b) = (x, y)` binds typed locals.
     Tuple(ThinVec<IrExpr>),
+    /// `base[index]`: `exprs` is `[base, index]`; `range` when the index is a range (`v[1..]`,
+    /// a slice of the base's elements). Typed as the element (`Vec<T>` → `T`, `HashMap<K, V>` →
+    /// `V`, an analysed type's `Index::Output`), so `self.trans[sid].as_usize()` resolves.
+    Index {
+        exprs: ThinVec<IrExpr>,
+        range: bool,
+    },
+    /// `a + b`, `a >> b` and the other arithmetic and bit operators (not comparisons, not `&&`
+    /// and `||`): `[lhs, rhs]`. On primitive numbers the value has their type
+    /// (`(sid.as_usize() >> stride).checked_sub(2)`); an operator impl of an analysed type is
+    /// not modelled (unknown).
+    Arith(ThinVec<IrExpr>),
+}
+
+impl IrPat {
+    /// Every name the pattern binds, nested patterns included.
+    pub fn names(&self) -> Vec<&Name> {
+        let mut out: Vec<&Name> = self.ident.iter().chain(&self.unwrap_ident).collect();
+        out.extend(&self.others);
+        let nested = self
+            .tuple
+            .iter()
+            .chain(self.unwrap_pat.as_deref())
+            .chain(self.variant.iter().flat_map(|v| v.1.iter()))
+            .chain(self.fields.iter().flat_map(|f| f.1.iter().map(|(_, p)| p)));
+        for p in nested {
+            out.extend(p.names());
+        }
+        out
+    }
 }
 
 impl IrExpr {
@@ -384,6 +422,8 @@ impl IrExpr {
             IrExpr::StructLit(_, xs)
             | IrExpr::Other(xs)
             | IrExpr::Tuple(xs)
+            | IrExpr::Index { exprs: xs, .. }
+            | IrExpr::Arith(xs)
             | IrExpr::Loop(xs)
             | IrExpr::Macro { exprs: xs, .. } => xs.iter().any(|x| x.any(pred)),
             IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,

@@ -36,6 +36,7 @@ pub mod roots;
 pub mod rules;
 pub mod run_cache;
 pub mod scope;
+pub mod std_types;
 pub mod stored;
 pub mod suppress;
 pub mod synthetic;

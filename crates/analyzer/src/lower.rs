@@ -1266,6 +1266,14 @@ impl<'a> Lowerer<'a> {
             ),
             E::Macro(m) => self.lower_macro(&m.mac),
             E::Tuple(t) => IrExpr::Tuple(t.elems.iter().map(|x| self.lower_expr(x)).collect()),
+            E::Binary(b) if is_arithmetic(&b.op) => IrExpr::Arith(thin_vec![
+                self.lower_expr(&b.left),
+                self.lower_expr(&b.right)
+            ]),
+            E::Index(i) => IrExpr::Index {
+                exprs: thin_vec![self.lower_expr(&i.expr), self.lower_expr(&i.index)],
+                range: matches!(&*i.index, E::Range(_)),
+            },
             other => {
                 let mut collector = ChildCollector {
                     lowerer: self,
@@ -1762,6 +1770,20 @@ fn lower_pat_shape(p: &syn::Pat) -> IrPat {
                 ts.elems.iter().map(lower_pat).collect(),
             )));
         }
+        syn::Pat::Struct(ps) => {
+            let fields = ps
+                .fields
+                .iter()
+                .map(|f| {
+                    let name = match &f.member {
+                        syn::Member::Named(i) => ident_name(i),
+                        syn::Member::Unnamed(idx) => crate::ir::name(&idx.index.to_string()),
+                    };
+                    (name, lower_pat(&f.pat))
+                })
+                .collect();
+            pat.fields = Some(Box::new((lower_path(&ps.path, ps.qself.as_ref()), fields)));
+        }
         other => collect_bindings(other, &mut pat.others),
     }
     pat
@@ -1949,6 +1971,24 @@ fn is_js_import_block(attrs: &[syn::Attribute]) -> bool {
 }
 
 /// `a += b`, `flags |= x`, ...: the place's new value is not a constant.
+/// The binary operators whose value, on primitive numbers, is of the operands' type.
+fn is_arithmetic(op: &syn::BinOp) -> bool {
+    use syn::BinOp as B;
+    matches!(
+        op,
+        B::Add(_)
+            | B::Sub(_)
+            | B::Mul(_)
+            | B::Div(_)
+            | B::Rem(_)
+            | B::BitAnd(_)
+            | B::BitOr(_)
+            | B::BitXor(_)
+            | B::Shl(_)
+            | B::Shr(_)
+    )
+}
+
 fn is_compound_assign(op: &syn::BinOp) -> bool {
     use syn::BinOp as B;
     matches!(
@@ -2046,6 +2086,8 @@ mod tests {
             }
             IrExpr::Macro { exprs, .. }
             | IrExpr::Other(exprs)
+            | IrExpr::Index { exprs, .. }
+            | IrExpr::Arith(exprs)
             | IrExpr::Tuple(exprs)
             | IrExpr::Loop(exprs) => exprs.iter().map(count_calls).sum(),
             IrExpr::Block(b) | IrExpr::Async { body: b, .. } => b

@@ -635,7 +635,20 @@ impl Walker<'_> {
             let (path, elems) = &**variant;
             let fields = self.variant_fields(path, &ty);
             for (i, p) in elems.iter().enumerate() {
-                self.bind_pat(p, fields.get(i).cloned().unwrap_or(Ty::Unknown));
+                let t = fields.get(i).map(|(_, t)| t.clone());
+                self.bind_pat(p, t.unwrap_or(Ty::Unknown));
+            }
+        } else if let Some(record) = &pat.fields {
+            // `let Position { offset, line, .. } = self.pos()`, `Event::Key { code, .. }`: the
+            // named type's fields; else the scrutinee's own (a std struct's public fields).
+            let (path, elems) = &**record;
+            let fields = self.variant_fields(path, &ty);
+            for (name, p) in elems {
+                let t = match fields.iter().find(|(n, _)| n == name.as_str()) {
+                    Some((_, t)) => t.clone(),
+                    None => self.field_type(&ty, name),
+                };
+                self.bind_pat(p, t);
             }
         } else if !pat.tuple.is_empty() {
             let elems = match ty.peel_refs() {
@@ -945,10 +958,13 @@ impl Walker<'_> {
                 self.field_type(&t, name)
             }
             IrExpr::Ref(inner) => Ty::Ref(Box::new(self.walk(inner))),
-            IrExpr::Deref(inner) => {
-                let t = self.walk(inner);
-                self.deref_once(&t).unwrap_or(Ty::Unknown)
-            }
+            IrExpr::Deref(inner) => match self.walk(inner) {
+                // `*p` on a raw pointer is its pointee (method calls never deref a pointer).
+                Ty::Adt(TyCon::External(p), args) if p == crate::ty::POINTER => {
+                    args.into_iter().next().unwrap_or(Ty::Unknown)
+                }
+                t => self.deref_once(&t).unwrap_or(Ty::Unknown),
+            },
             IrExpr::Try(inner) => self.walk(inner).unwrap_result_like(),
             IrExpr::Await(inner) => {
                 let t = self.walk(inner);
@@ -1105,6 +1121,22 @@ impl Walker<'_> {
                 Ty::Unknown
             }
             IrExpr::Tuple(elems) => Ty::Tuple(elems.iter().map(|x| self.walk(x)).collect()),
+            IrExpr::Index { exprs, range } => {
+                let mut tys = exprs.iter().map(|x| self.walk(x));
+                let base = tys.next().unwrap_or(Ty::Unknown);
+                tys.for_each(drop);
+                self.index_type(base, *range)
+            }
+            IrExpr::Arith(operands) => {
+                let tys: Vec<Ty> = operands.iter().map(|x| self.walk(x)).collect();
+                let number = |t: &Ty| {
+                    let t = t.peel_refs();
+                    t.external_path()
+                        .filter(|p| crate::ty::is_primitive(p) && *p != "bool" && *p != "char")
+                        .map(|_| t.clone())
+                };
+                tys.iter().find_map(number).unwrap_or(Ty::Unknown)
+            }
         }
     }
 
@@ -2220,12 +2252,6 @@ impl Walker<'_> {
                         _ => "slice",
                     };
                     let cand = format!("{p}::{method}");
-                    if self.rules.match_path(&cand).is_some()
-                        || self.rules.is_boundary(&cand)
-                        || self.rules.is_opaque(&cand)
-                    {
-                        return (vec![Target::External(cand, Confidence::High)], peeled);
-                    }
                     // Extension traits of the analysed graph implemented for std types, explicitly
                     // or by a blanket impl, when in scope at the call.
                     let mut explicit = Vec::new();
@@ -2240,13 +2266,30 @@ impl Walker<'_> {
                         }
                         self.impl_method(iid, method, &mut explicit);
                     }
+                    // An explicit impl of a trait in scope wins over std's method of the name:
+                    // tokio's `self[..].to_socket_addrs(sealed::Internal)` on a `str` is its own
+                    // sealed `ToSocketAddrsPriv`, not std's `ToSocketAddrs` (not in scope there).
+                    // A graph's trait method named like one of std's inherent methods would be
+                    // callable only by path, so a crate does not write one.
+                    let own = self.in_scope(explicit.clone(), Vec::new(), Fallback::None);
+                    if !own.is_empty() {
+                        return (own, peeled);
+                    }
+                    if self.rules.match_path(&cand).is_some()
+                        || self.rules.is_boundary(&cand)
+                        || self.rules.is_opaque(&cand)
+                    {
+                        return (vec![Target::External(cand, Confidence::High)], peeled);
+                    }
                     // No fallback for std types: their methods mostly come from std's own traits,
                     // which the index does not see, so an out-of-scope impl of the graph is not
                     // the answer (opentelemetry's `String::hash` is not garage's `PartitionKey`).
                     // Primitives, `str` and slices meet a blanket impl's bounds on the graph's
                     // traits only by explicit impls: "the trait has some blanket impl" would let
                     // `n.eq(&m)` on an `i32` reach diesel's `ExpressionMethods::eq`.
-                    let blanket = if matches!(p, "str" | "slice") || crate::ty::is_primitive(p) {
+                    let blanket = if matches!(p, "str" | "slice" | crate::ty::POINTER)
+                        || crate::ty::is_primitive(p)
+                    {
                         self.blanket_methods_where(method, |iid| self.bounds_explicitly_met(iid, p))
                     } else {
                         self.blanket_methods(Implementor::External(p), method)
@@ -2758,6 +2801,15 @@ impl Walker<'_> {
             }
         }
         let names: Vec<String> = p.segments.iter().map(|s| s.name.to_string()).collect();
+        // `usize::MAX`, `u32::BITS`: a primitive's associated constants.
+        if let [ty, konst] = names.as_slice() {
+            if crate::ty::is_primitive(ty)
+                && konst.chars().all(|c| c.is_ascii_uppercase() || c == '_')
+            {
+                let ty = if konst == "BITS" { "u32" } else { ty.as_str() };
+                return Ty::external(ty, Vec::new());
+            }
+        }
         for r in self
             .index
             .resolve_path_in(self.module, &names, p.leading_colon, 0)
@@ -2776,7 +2828,7 @@ impl Walker<'_> {
 
     /// The field types of the tuple variant (`S::Server`) or tuple struct (`Wrapper`) a pattern
     /// names, with the scrutinee's type arguments substituted when it is the same type.
-    fn variant_fields(&mut self, path: &IrPath, scrutinee: &Ty) -> Vec<Ty> {
+    fn variant_fields(&mut self, path: &IrPath, scrutinee: &Ty) -> Vec<(String, Ty)> {
         if let Some((last, rest)) = path.segments.split_last() {
             if !rest.is_empty() {
                 let owner = IrPath {
@@ -2792,14 +2844,15 @@ impl Walker<'_> {
             .unwrap_or_default()
     }
 
-    /// The field types of variant `variant` of the enum at `owner`, or (`None`) of the struct at
-    /// `owner`; `None` when `owner` is not such a type of the analysed graph.
+    /// The fields (name, type; a tuple field's name is its index) of variant `variant` of the
+    /// enum at `owner`, or (`None`) of the struct at `owner`; `None` when `owner` is not such a
+    /// type of the analysed graph.
     fn payload_types(
         &mut self,
         owner: &IrPath,
         variant: Option<&str>,
         scrutinee: &Ty,
-    ) -> Option<Vec<Ty>> {
+    ) -> Option<Vec<(String, Ty)>> {
         let Ty::Adt(TyCon::Local(tid), mut args) = self.resolve_ty(&IrType::Path(owner.clone()))
         else {
             return None;
@@ -2821,11 +2874,11 @@ impl Walker<'_> {
         Some(
             fields
                 .iter()
-                .map(|(_, ft)| {
+                .map(|(name, ft)| {
                     let resolved = self
                         .index
                         .resolve_type(def.module, ft, generics, Some(&this));
-                    substitute(&resolved, generics, &args)
+                    (name.clone(), substitute(&resolved, generics, &args))
                 })
                 .collect(),
         )
@@ -2848,6 +2901,10 @@ impl Walker<'_> {
                 if let Ok(i) = field.parse::<usize>() {
                     return elems.get(i).cloned().unwrap_or(Ty::Unknown);
                 }
+            }
+            // A std struct's public field (`output.status`): `rules/std-types.toml`.
+            if let Some(t) = crate::std_types::table().field(&peeled, field) {
+                return t;
             }
             match self.deref_once(&peeled) {
                 Some(n) => cur = n,
@@ -2945,6 +3002,85 @@ impl Walker<'_> {
                 args,
             ))
         })
+    }
+
+    /// The type of the place `base[index]` (the element, not a reference to it), through
+    /// auto-deref: std's slices, `str`, `Vec`/`VecDeque` and maps by their type arguments, an
+    /// analysed type by its `impl Index` (the one for a range when `range`), whose `Output` is
+    /// the element. Unknown otherwise: a wrong element type would send later calls astray.
+    fn index_type(&self, base: Ty, range: bool) -> Ty {
+        let mut cur = base;
+        for _ in 0..MAX_AUTODEREF {
+            let peeled = cur.peel_refs().clone();
+            match &peeled {
+                Ty::Slice(elem) => {
+                    return if range {
+                        peeled.clone()
+                    } else {
+                        (**elem).clone()
+                    }
+                }
+                Ty::Str => return Ty::Str,
+                Ty::Adt(TyCon::External(p), args) if p.starts_with("std::") => {
+                    let arg = |i: usize| args.get(i).cloned().unwrap_or(Ty::Unknown);
+                    match p.rsplit("::").next().unwrap_or(p) {
+                        "Vec" | "VecDeque" if range => return Ty::Slice(Box::new(arg(0))),
+                        "Vec" | "VecDeque" => return arg(0),
+                        "String" => return Ty::Str,
+                        "HashMap" | "BTreeMap" => return arg(1),
+                        _ => {}
+                    }
+                }
+                Ty::Adt(TyCon::Local(_), _) => {
+                    if let Some(t) = self.local_index_output(&peeled, range) {
+                        return t;
+                    }
+                }
+                _ => {}
+            }
+            match self.deref_once(&peeled) {
+                Some(n) => cur = n,
+                None => break,
+            }
+        }
+        Ty::Unknown
+    }
+
+    /// `Output` of the analysed type's `impl Index<I>` whose `I` is a range exactly when
+    /// `range` (`Index<usize>` and `Index<Range<usize>>` differ in their output).
+    fn local_index_output(&self, t: &Ty, range: bool) -> Option<Ty> {
+        let Ty::Adt(TyCon::Local(tid), args) = t else {
+            return None;
+        };
+        for &iid in &self.index.types[*tid].trait_impls {
+            let imp = &self.index.impls[iid];
+            let is_index = matches!(&imp.trait_ref,
+                Some(TraitRef::External(p)) if p == "std::ops::Index" || p == "Index");
+            let by_range = imp
+                .ir_trait
+                .as_ref()
+                .and_then(|tr| tr.segments.last())
+                .and_then(|s| s.generics.first())
+                .is_some_and(|g| {
+                    matches!(g, IrType::Path(p)
+                    if p.segments.last().is_some_and(|s| s.name.starts_with("Range")))
+                });
+            if !is_index || by_range != range {
+                continue;
+            }
+            let output = imp.assoc_types.iter().find(|(n, _)| n == "Output")?;
+            let resolved = self
+                .index
+                .resolve_type(imp.module, &output.1, &imp.generics, Some(t));
+            let impl_args: Vec<IrGeneric> = imp.generics.to_vec();
+            return Some(substitute_by_self(
+                &resolved,
+                &imp.ir_self,
+                &impl_args,
+                args,
+            ));
+        }
+        None
     }
 
     /// One auto-deref step: references, std smart pointers, and local `impl Deref` targets.
@@ -3742,6 +3878,93 @@ mod tests {
         );
     }
 
+    /// Struct patterns bind their fields' types: a struct, a struct variant, `Self { .. }`, a
+    /// field renamed in the pattern, and a std struct's public field (`Output { status, .. }`).
+    #[test]
+    fn struct_patterns_type_their_fields() {
+        let src = "pub struct Disk; impl Disk { pub fn flush(&self) { let _ = std::fs::write(\"d\", \"x\"); } }\n\
+                   pub struct Mem; impl Mem { pub fn flush(&self) {} }\n\
+                   pub struct Pair { pub disk: Disk, pub mem: Mem }\n\
+                   pub enum S { Server { store: Disk }, Worker { store: Mem } }\n\
+                   impl Pair { pub async fn own(self) { let Self { disk, .. } = self; disk.flush(); } }\n\
+                   pub async fn a(p: Pair) { let Pair { mem, .. } = p; mem.flush(); }\n\
+                   pub async fn b(p: &Pair) { let Pair { disk: d, mem: _ } = p; d.flush(); }\n\
+                   pub async fn c(s: S) { match s { S::Server { store } => store.flush(), S::Worker { store } => store.flush() } }\n\
+                   pub async fn d(o: std::process::Output) { let std::process::Output { status, .. } = o; if status.success() {} }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let lines = crate::testutil::site_lines(&report);
+        // `own` (line 5), `b` (7) and `c`'s server arm (8) reach the write; `a` and the worker
+        // arm flush memory.
+        assert_eq!(lines, [5, 7, 8]);
+        assert_eq!(
+            report.stats.unresolved_by_reason.get("unknown_receiver"),
+            Some(&0)
+        );
+    }
+
+    /// Index expressions are typed as the element: std's `Vec`, slices, `str` ranges, maps,
+    /// and an analysed type's `impl Index` (the one for ranges apart).
+    #[test]
+    fn index_expressions_type_their_elements() {
+        let src = "use std::collections::HashMap;\n\
+                   pub struct Disk; impl Disk { pub fn flush(&self) { let _ = std::fs::write(\"d\", \"x\"); } }\n\
+                   pub struct Mem; impl Mem { pub fn flush(&self) {} }\n\
+                   pub struct Table { disks: Vec<Disk> }\n\
+                   impl std::ops::Index<usize> for Table { type Output = Disk; fn index(&self, i: usize) -> &Disk { &self.disks[i] } }\n\
+                   impl std::ops::Index<std::ops::Range<usize>> for Table { type Output = [Mem]; fn index(&self, r: std::ops::Range<usize>) -> &[Mem] { loop {} } }\n\
+                   pub async fn a(v: Vec<Disk>) { v[0].flush(); }\n\
+                   pub async fn b(m: HashMap<String, Mem>) { m[\"k\"].flush(); }\n\
+                   pub async fn c(t: &Table) { t[1].flush(); }\n\
+                   pub async fn d(t: &Table) { t[0..2][0].flush(); }\n\
+                   pub async fn e(s: &[Disk]) { s[1..][0].flush(); }\n\
+                   pub async fn f(s: String) { let n = s[1..].trim().len(); }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let lines = crate::testutil::site_lines(&report);
+        assert_eq!(lines, [7, 9, 11]);
+        assert_eq!(
+            report.stats.unresolved_by_reason.get("unknown_receiver"),
+            Some(&0)
+        );
+    }
+
+    /// Arithmetic on primitive numbers keeps their type, a primitive's constants have it, raw
+    /// pointers are std's `pointer` (their methods resolve, `*p` is the pointee), and std's
+    /// iterators of strings yield `&str` (`rules/std-types.toml`).
+    #[test]
+    fn arithmetic_constants_pointers_and_std_iterators_are_typed() {
+        let src = "pub struct Disk; impl Disk { pub fn flush(&self) { let _ = std::fs::write(\"d\", \"x\"); } }\n\
+                   pub trait Open { fn open_it(&self) -> Disk; }\n\
+                   impl Open for usize { fn open_it(&self) -> Disk { Disk } }\n\
+                   impl Open for str { fn open_it(&self) -> Disk { Disk } }\n\
+                   pub async fn a(n: usize, s: u32) { (n >> s).open_it().flush(); }\n\
+                   pub async fn b() { usize::MAX.open_it().flush(); }\n\
+                   pub async fn c(p: *const Disk) { unsafe { (*p.add(1)).flush() } }\n\
+                   pub async fn d(text: String) { for l in text.lines() { l.trim().open_it().flush(); } }\n\
+                   pub async fn e(n: usize) { (1 + n).checked_add(2).unwrap().open_it().flush(); }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        let lines = crate::testutil::site_lines(&report);
+        assert_eq!(lines, [5, 6, 7, 8, 9]);
+        assert_eq!(
+            report.stats.unresolved_by_reason.get("unknown_receiver"),
+            Some(&0)
+        );
+    }
+
+    /// A trait of the graph in scope, implemented explicitly for a std type, wins over std's
+    /// method of the same name (tokio's sealed `ToSocketAddrsPriv` for `str`, called on
+    /// `self[..]`); where only std's trait is in scope, std's method is the call.
+    #[test]
+    fn an_in_scope_trait_impl_for_a_std_type_wins_over_stds_method() {
+        let src = "pub mod sealed { pub struct Internal; pub trait ToAddrs { fn to_socket_addrs(&self, i: Internal) -> u8; } }\n\
+                   use sealed::ToAddrs;\n\
+                   impl ToAddrs for str { fn to_socket_addrs(&self, _: sealed::Internal) -> u8 { 0 } }\n\
+                   impl ToAddrs for String { fn to_socket_addrs(&self, _: sealed::Internal) -> u8 { self[..].to_socket_addrs(sealed::Internal) } }\n\
+                   pub async fn a(s: String) { s.to_socket_addrs(sealed::Internal); }\n\
+                   pub mod other { use std::net::ToSocketAddrs; pub async fn b(s: &str) { let _ = s.to_socket_addrs(); } }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(crate::testutil::site_lines(&report), [6]);
+    }
+
     /// A derived trait's method resolves to the trait's own (`#[derive(Parser)]` generates the
     /// impl in a proc macro): `Options::parse()` has type `Options`, so `opts.persist()` resolves.
     #[test]
@@ -3961,7 +4184,7 @@ mod tests {
     }
 
     /// `match`/`if` values take the first typed arm's type, `vec![..]` is a `Vec` of its
-    /// elements, and `Option::map`/`and_then` wrap their closure's value; a diverging arm or a
+    /// elements (`v[0]` one of them), and `Option::map`/`and_then` wrap their closure's value; a diverging arm or a
     /// closure of another type must not lend its type.
     #[test]
     fn match_values_vec_macros_and_mapped_options_are_typed() {
@@ -3984,6 +4207,7 @@ mod tests {
             one(src),
             [
                 (7, "NB0101".into()),
+                (11, "NB0101".into()),
                 (12, "NB0101".into()),
                 (14, "NB0101".into())
             ]

@@ -177,9 +177,13 @@ impl<'i> AsyncScan<'i> {
                 expanded,
                 ..
             } => self.exprs(exprs) || (!expanded && self.expansion(path)),
-            IrExpr::Other(children) | IrExpr::Tuple(children) | IrExpr::Loop(children) => {
-                self.exprs(children)
+            IrExpr::Other(children)
+            | IrExpr::Tuple(children)
+            | IrExpr::Index {
+                exprs: children, ..
             }
+            | IrExpr::Arith(children)
+            | IrExpr::Loop(children) => self.exprs(children),
         }
     }
 

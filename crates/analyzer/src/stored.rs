@@ -194,7 +194,12 @@ impl Flow<'_> {
                 }
             }
             // Tuples, arrays and other composite values lower to `Other`.
-            IrExpr::Other(children) | IrExpr::Tuple(children) => {
+            IrExpr::Other(children)
+            | IrExpr::Tuple(children)
+            | IrExpr::Index {
+                exprs: children, ..
+            }
+            | IrExpr::Arith(children) => {
                 for c in children {
                     self.expr(c, out);
                 }

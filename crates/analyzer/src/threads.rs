@@ -185,7 +185,12 @@ impl Scan<'_> {
             }
             // `select!` arms (`res = run() => ..`) lower to `Other`: keep what the macro polls;
             // a tuple of futures is polled with the tuple (`(a(), b()).join().await`).
-            IrExpr::Other(children) | IrExpr::Tuple(children) => {
+            IrExpr::Other(children)
+            | IrExpr::Tuple(children)
+            | IrExpr::Index {
+                exprs: children, ..
+            }
+            | IrExpr::Arith(children) => {
                 for c in children {
                     self.expr(c, ctx, polled, block_on);
                 }

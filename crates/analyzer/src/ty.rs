@@ -106,7 +106,7 @@ pub fn is_primitive(name: &str) -> bool {
     is_integer(name) || matches!(name, "bool" | "char" | "f32" | "f64")
 }
 
-fn is_integer(name: &str) -> bool {
+pub(crate) fn is_integer(name: &str) -> bool {
     matches!(
         name,
         "u8" | "u16"
@@ -121,96 +121,6 @@ fn is_integer(name: &str) -> bool {
             | "i128"
             | "isize"
     )
-}
-
-/// What an inherent method of a primitive number returns, where it is the receiver's type or an
-/// `Option` of it (`n.checked_add(1)?.wrapping_mul(2)`).
-fn primitive_return(ty: &str, method: &str) -> Option<Ty> {
-    let this = Ty::external(ty, Vec::new());
-    let float = matches!(ty, "f32" | "f64");
-    if !is_integer(ty) && !float {
-        return None;
-    }
-    if is_integer(ty) && method.starts_with("checked_") && method != "checked_ilog" {
-        return Some(Ty::external("std::option::Option", vec![this]));
-    }
-    let same = method.starts_with("wrapping_")
-        || method.starts_with("saturating_")
-        || matches!(
-            method,
-            "pow" | "abs" | "min" | "max" | "clamp" | "swap_bytes" | "to_be" | "to_le"
-        )
-        || (float
-            && matches!(
-                method,
-                "floor" | "ceil" | "round" | "trunc" | "sqrt" | "powi" | "powf" | "exp" | "ln"
-            ));
-    same.then_some(this)
-}
-
-/// What common methods of std types return, from the receiver's type arguments where the
-/// result holds one (`map.get(k)` → `Option<&V>`, `v.pop()` → `Option<T>`). Only std's own
-/// types (`std::..`, `str`, slices, primitives) are answered: a dependency's type of the same
-/// method name is analysed from its source.
-fn std_method_return(type_path: &str, method: &str, recv: Option<&Ty>) -> Option<Ty> {
-    let std_type = type_path.starts_with("std::")
-        || matches!(type_path, "str" | "slice")
-        || is_primitive(type_path);
-    if !std_type {
-        return None;
-    }
-    let ext = |p: &str, args: Vec<Ty>| Ty::external(p, args);
-    let r = |t: Ty| Ty::Ref(Box::new(t));
-    let opt = |t: Ty| ext("std::option::Option", vec![t]);
-    let string = || ext("std::string::String", Vec::new());
-    let args = match recv {
-        Some(Ty::Adt(_, args)) => args.clone(),
-        Some(Ty::Slice(elem)) => vec![(**elem).clone()],
-        _ => Vec::new(),
-    };
-    let arg = |i: usize| args.get(i).cloned().unwrap_or(Ty::Unknown);
-    // Methods of this name on every std type that has them return the same type (but
-    // `fs::Metadata::len`, a file's size, is a `u64`).
-    if type_path == "std::fs::Metadata" && method == "len" {
-        return Some(ext("u64", Vec::new()));
-    }
-    match method {
-        "len" | "capacity" => return Some(ext("usize", Vec::new())),
-        "is_empty" | "is_some" | "is_none" | "is_ok" | "is_err" | "contains" | "contains_key"
-        | "starts_with" | "ends_with" | "is_absolute" | "is_relative" => {
-            return Some(ext("bool", Vec::new()))
-        }
-        "to_string" => return Some(string()),
-        _ => {}
-    }
-    let short = type_path.rsplit("::").next().unwrap_or(type_path);
-    let t = match (short, method) {
-        ("str" | "String", "trim" | "trim_start" | "trim_end" | "as_str") => r(Ty::Str),
-        ("str" | "String", "to_lowercase" | "to_uppercase" | "replace" | "repeat")
-        | ("str", "to_owned") => string(),
-        ("str" | "String", "as_bytes") => r(Ty::Slice(Box::new(ext("u8", Vec::new())))),
-        ("str" | "String", "strip_prefix" | "strip_suffix") => opt(r(Ty::Str)),
-        ("slice", "to_vec" | "to_owned") => ext("std::vec::Vec", vec![arg(0)]),
-        ("slice" | "Vec" | "VecDeque", "first" | "last") => opt(r(arg(0))),
-        ("Vec" | "VecDeque" | "BinaryHeap", "pop" | "pop_front" | "pop_back") => opt(arg(0)),
-        ("HashMap" | "BTreeMap", "get") => opt(r(arg(1))),
-        ("HashMap" | "BTreeMap", "get_mut") => opt(r(arg(1))),
-        ("HashMap" | "BTreeMap", "insert" | "remove") => opt(arg(1)),
-        ("Path" | "OsStr" | "OsString", "to_str") => opt(r(Ty::Str)),
-        ("Path", "file_name" | "extension" | "file_stem") => {
-            opt(r(ext("std::ffi::OsStr", Vec::new())))
-        }
-        ("Instant", "elapsed" | "duration_since") => ext("std::time::Duration", Vec::new()),
-        ("Duration", "as_secs") => ext("u64", Vec::new()),
-        ("Duration", "as_millis" | "as_micros" | "as_nanos") => ext("u128", Vec::new()),
-        ("AtomicUsize", "load" | "fetch_add" | "fetch_sub" | "swap") => ext("usize", Vec::new()),
-        ("AtomicU64", "load" | "fetch_add" | "fetch_sub" | "swap") => ext("u64", Vec::new()),
-        ("AtomicU32", "load" | "fetch_add" | "fetch_sub" | "swap") => ext("u32", Vec::new()),
-        ("AtomicBool", "load" | "swap") => ext("bool", Vec::new()),
-        ("Cell", "get") => arg(0),
-        _ => return None,
-    };
-    Some(t)
 }
 
 fn is_result_like(p: &str) -> bool {
@@ -246,6 +156,9 @@ const DEREF_TO_TYPE: &[(&str, &str)] = &[
     ("std::ffi::OsString", "std::ffi::OsStr"),
     ("std::vec::Vec", "[T]"),
 ];
+
+/// The name raw pointers (`*const T`, `*mut T`) have as external types, as in std's docs.
+pub const POINTER: &str = "pointer";
 
 /// Names std's prelude brings into every module, with their canonical paths.
 pub fn prelude_path(name: &str) -> Option<Vec<String>> {
@@ -295,129 +208,11 @@ pub fn canonical_external(mut path: Vec<String>) -> Vec<String> {
 }
 
 /// What an external function or method returns, where the resolver must know to keep typing a
-/// chain (`std::io::stdin().read_line(..)`, `Command::new(..).arg(..).output()`).
+/// chain (`std::io::stdin().read_line(..)`, `Command::new(..).arg(..).output()`): std's
+/// signatures, from the data table `rules/std-types.toml` ([`crate::std_types`]).
 pub fn external_return(callee: &str, receiver: Option<&Ty>) -> Option<Ty> {
-    // Methods reached through the `PathBuf → Path` deref are listed once.
-    let normalized = callee.replacen("std::path::PathBuf::", "std::path::Path::", 1);
-    let callee = normalized.as_str();
-    let fixed = match callee {
-        "std::io::stdin" => Some("std::io::Stdin"),
-        "std::io::stdout" => Some("std::io::Stdout"),
-        "std::io::stderr" => Some("std::io::Stderr"),
-        "std::io::Stdin::lock" => Some("std::io::StdinLock"),
-        "std::fs::read_dir" | "std::path::Path::read_dir" => Some("std::fs::ReadDir"),
-        "std::fs::metadata" | "std::path::Path::metadata" => Some("std::fs::Metadata"),
-        "std::fs::OpenOptions::open" | "std::fs::File::open" | "std::fs::File::create" => {
-            Some("std::fs::File")
-        }
-        // Not `File`: `File::options().read(true)` sets a flag (crossterm's tty_fd), it reads
-        // nothing.
-        "std::fs::File::options" | "std::fs::OpenOptions::new" => Some("std::fs::OpenOptions"),
-        "std::net::TcpListener::accept" => None,
-        "std::process::Command::spawn" => Some("std::process::Child"),
-        "std::thread::spawn" | "std::thread::Builder::spawn" => Some("std::thread::JoinHandle"),
-        "std::path::Path::new" | "std::path::Path::parent" => Some("std::path::Path"),
-        "std::path::Path::join" | "std::path::Path::to_path_buf" => Some("std::path::PathBuf"),
-        _ => None,
-    };
-    if let Some(f) = fixed {
-        return Some(Ty::external(f, Vec::new()));
-    }
-    // Channel constructors return `(Sender, Receiver)`: typed so that `let (tx, rx) = ..;
-    // rx.recv()` reaches the blocking receive.
-    let channel = match callee {
-        "std::sync::mpsc::channel" => {
-            Some(("std::sync::mpsc::Sender", "std::sync::mpsc::Receiver"))
-        }
-        "std::sync::mpsc::sync_channel" => {
-            Some(("std::sync::mpsc::SyncSender", "std::sync::mpsc::Receiver"))
-        }
-        "crossbeam_channel::unbounded" | "crossbeam_channel::bounded" => {
-            Some(("crossbeam_channel::Sender", "crossbeam_channel::Receiver"))
-        }
-        _ => None,
-    };
-    if let Some((tx, rx)) = channel {
-        return Some(Ty::Tuple(vec![
-            Ty::external(tx, Vec::new()),
-            Ty::external(rx, Vec::new()),
-        ]));
-    }
-    let recv = receiver.map(|r| r.peel_refs());
-    let (type_path, method) = callee.rsplit_once("::")?;
-    if let Some(t) = primitive_return(type_path, method) {
-        return Some(t);
-    }
-    if let Some(t) = std_method_return(type_path, method, recv) {
-        return Some(t);
-    }
-    // Guards: `Mutex<T>::lock()` → `MutexGuard<T>` (wrapped in a Result the caller unwraps).
-    let guard = match callee {
-        "std::sync::Mutex::lock" | "std::sync::Mutex::try_lock" => Some("std::sync::MutexGuard"),
-        "std::sync::RwLock::read" | "std::sync::RwLock::try_read" => {
-            Some("std::sync::RwLockReadGuard")
-        }
-        "std::sync::RwLock::write" | "std::sync::RwLock::try_write" => {
-            Some("std::sync::RwLockWriteGuard")
-        }
-        "std::cell::RefCell::borrow" => Some("std::cell::Ref"),
-        "std::cell::RefCell::borrow_mut" => Some("std::cell::RefMut"),
-        _ => None,
-    };
-    if let Some(g) = guard {
-        let inner = match recv {
-            Some(Ty::Adt(_, args)) => args.first().cloned().unwrap_or(Ty::Unknown),
-            _ => Ty::Unknown,
-        };
-        return Some(Ty::external(g, vec![inner]));
-    }
-    if SELF_RETURNING
-        .iter()
-        .any(|(t, ms)| *t == type_path && ms.contains(&method))
-    {
-        return Some(
-            recv.cloned()
-                .unwrap_or_else(|| Ty::external(type_path, Vec::new())),
-        );
-    }
-    None
+    crate::std_types::table().returns(callee, receiver)
 }
-
-/// Builder methods of std types that return the builder (`&mut Self` or `Self`).
-const SELF_RETURNING: &[(&str, &[&str])] = &[
-    (
-        "std::process::Command",
-        &[
-            "arg",
-            "args",
-            "env",
-            "envs",
-            "env_remove",
-            "env_clear",
-            "current_dir",
-            "stdin",
-            "stdout",
-            "stderr",
-            "uid",
-            "gid",
-        ],
-    ),
-    (
-        "std::fs::OpenOptions",
-        &[
-            "read",
-            "write",
-            "append",
-            "truncate",
-            "create",
-            "create_new",
-            "mode",
-            "custom_flags",
-        ],
-    ),
-    ("std::thread::Builder", &["name", "stack_size"]),
-    ("std::fs::DirBuilder", &["recursive", "mode"]),
-];
 
 /// Methods that return (a reference to) the receiver's own type.
 pub fn is_identity_method(name: &str) -> bool {
