@@ -5,8 +5,9 @@
 //! mutex should you use?"). Reporting every such `lock()` was the largest false-positive class of
 //! the real-crate audit (docs/accuracy.md). What makes a lock acquisition starve a worker is a
 //! critical section that waits, or runs long, while other acquirers park: the guard held over an
-//! `.await` or over a loop. So a call to a guard API is reported only when its guard can outlive
-//! a short, non-waiting stretch of code.
+//! `.await` or over a `while`/`loop` loop (which may spin or wait on a condition; a `for` loop
+//! over a finite iterator is ordinary code). So a call to a guard API is reported only when its
+//! guard can outlive a short, non-waiting stretch of code.
 //!
 //! The analysis is syntactic, on the lowered IR, per call site ([`Hold`]):
 //! - the guard is a temporary of its statement (`*m.lock().unwrap() += 1`,
@@ -98,6 +99,30 @@ pub fn value_call(e: &IrExpr) -> Option<Pos> {
     }
 }
 
+/// The statements after `let g = ..;` (`stmt`) while `g` lives: up to an explicit `drop(g);`
+/// (garage's `known_hosts` guard is dropped before the pings are spawned), else all of `rest`.
+pub fn until_dropped<'s>(stmt: &IrStmt, rest: &'s [IrStmt]) -> &'s [IrStmt] {
+    let IrStmt::Let { pat, .. } = stmt else {
+        return rest;
+    };
+    let Some(name) = &pat.ident else {
+        return rest;
+    };
+    let drops_it = |s: &IrStmt| {
+        let IrStmt::Expr(IrExpr::Call { func, args, .. }) = s else {
+            return false;
+        };
+        let is_drop = matches!(&**func, IrExpr::Path(p, _)
+            if matches!(p.names().as_slice(), ["drop"] | ["mem", "drop"] | ["std", "mem", "drop"]));
+        is_drop
+            && matches!(args.as_slice(), [IrExpr::Path(a, _)] if a.single() == Some(name.as_str()))
+    };
+    match rest.iter().position(drops_it) {
+        Some(end) => &rest[..end],
+        None => rest,
+    }
+}
+
 /// Whether a statement can wait or run for an unbounded time: it contains an `.await`, a loop,
 /// or an awaiting macro (`select!`, `join!`). Async blocks and async closures written in it are
 /// other futures: their awaits do not suspend this one.
@@ -118,7 +143,12 @@ fn block_waits(b: &IrBlock) -> bool {
 /// See [`stmt_waits`].
 pub fn expr_waits(e: &IrExpr) -> bool {
     match e {
-        IrExpr::Await(_) | IrExpr::For { .. } | IrExpr::Loop(_) => true,
+        IrExpr::Await(_) | IrExpr::Loop(_) => true,
+        // A `for` loop walks a finite iterator: over an in-memory collection (garage's
+        // `for (id, info) in known_hosts.list.iter()` under the `RwLock` read guard, deno's
+        // diagnostics pushed under a `Mutex`) it is a short section like any other code. What it
+        // waits on is reported on its own: its awaits here, its blocking calls by their rules.
+        IrExpr::For { iter, body, .. } => expr_waits(iter) || block_waits(body),
         IrExpr::Async { .. } => false,
         IrExpr::Closure { is_async, body, .. } => !is_async && expr_waits(body),
         IrExpr::Call { func, args, .. } => expr_waits(func) || args.iter().any(expr_waits),
@@ -158,14 +188,23 @@ mod tests {
     use crate::testutil::lib_rs_sites as one;
 
     #[test]
-    fn temporaries_and_short_let_bound_guards_are_not_reported() {
+    fn temporaries_short_let_bound_guards_for_loops_and_dropped_guards_are_not_reported() {
         let src = "use std::sync::{Mutex, RwLock};\n\
                    async fn a(m: &Mutex<Vec<u8>>, rw: &RwLock<u8>) -> usize {\n\
                    *m.lock().unwrap() = Vec::new();\n\
                    let n = *rw.read().unwrap();\n\
                    let len = m.lock().unwrap().len();\n\
                    let g = m.lock().unwrap();\n\
-                   g.len() + n as usize + len\n}\n";
+                   g.len() + n as usize + len\n}\n\
+                   async fn over_a_for_loop(m: &Mutex<Vec<u8>>, out: &mut Vec<u8>) {\n\
+                   let g = m.lock().unwrap();\n\
+                   for x in g.iter() { out.push(*x); }\n}\n\
+                   async fn dropped_before_the_await(m: &Mutex<Vec<u8>>) {\n\
+                   let g = m.lock().unwrap();\n\
+                   let n = g.len();\n\
+                   drop(g);\n\
+                   tick(n).await;\n}\n\
+                   async fn tick(_: usize) {}\n";
         assert_eq!(one(src), []);
     }
 
@@ -178,7 +217,7 @@ mod tests {
                    drop(g);\n}\n\
                    async fn over_loop(m: &Mutex<Vec<u8>>) {\n\
                    let g = m.lock().unwrap();\n\
-                   for x in g.iter() { let _ = x; }\n}\n\
+                   while g.is_empty() { let _ = 1; }\n}\n\
                    async fn in_match(m: &Mutex<Option<u8>>) {\n\
                    match *m.lock().unwrap() { Some(_) => tick().await, None => {} }\n}\n\
                    async fn helper_held_over_await(m: &Mutex<u8>) {\n\

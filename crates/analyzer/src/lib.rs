@@ -20,6 +20,7 @@ pub mod infer;
 pub mod inputs;
 pub mod instances;
 pub mod ir;
+pub mod link;
 pub mod load;
 pub mod lower;
 pub mod macro_rules;

@@ -229,8 +229,55 @@ pub struct Propagated {
 }
 
 /// Findings at entries, with suppressions applied (see the module docs).
+///
+/// In a workspace of several binaries ([`crate::link`]), the entries are propagated once per
+/// set of units their paths may enter (entries whose binaries link the same units share a run),
+/// so a path never crosses into a crate no binary of its entry links. Each entry belongs to one
+/// run; the findings are merged back in entry order, as one run would list them.
 pub fn run(graph: &CallGraph, index: &Index, cuts: &Cuts) -> Propagated {
-    let cut = Propagator::new(graph, index, cuts);
+    let Some(links) = &graph.links else {
+        return run_scoped(graph, index, cuts, None);
+    };
+    let by_set = crate::link::group_by_set(
+        (0..graph.bodies.len()).map(|b| (links.of_fn(index, graph.bodies[b].owner).clone(), b)),
+    );
+    let mut by_allowed: BTreeMap<Option<Vec<bool>>, Vec<usize>> = BTreeMap::new();
+    for (set, bodies) in by_set {
+        by_allowed
+            .entry(links.allowed_units(&set))
+            .or_default()
+            .extend(bodies);
+    }
+    let mut out = Propagated::default();
+    for (allowed, bodies) in by_allowed {
+        let mut only = vec![false; graph.bodies.len()];
+        for b in bodies {
+            only[b] = true;
+        }
+        let scope = Scope {
+            allowed_units: allowed,
+            entry_bodies: only,
+        };
+        let part = run_scoped(graph, index, cuts, Some(&scope));
+        out.findings.extend(part.findings);
+        out.suppressed.extend(part.suppressed);
+        out.used.extend(part.used);
+    }
+    // Stable: within an entry body the run's own order is kept.
+    out.findings.sort_by_key(|f| f.body);
+    out.suppressed.sort_by_key(|f| f.body);
+    out
+}
+
+/// Where one propagation run may go: the units its paths may enter (`None`: any) and the
+/// bodies whose entries it reports.
+struct Scope {
+    allowed_units: Option<Vec<bool>>,
+    entry_bodies: Vec<bool>,
+}
+
+fn run_scoped(graph: &CallGraph, index: &Index, cuts: &Cuts, scope: Option<&Scope>) -> Propagated {
+    let cut = Propagator::new(graph, index, cuts).scoped(scope);
     let findings = cut.entries();
     let used = cut.used.into_inner();
     if cuts.is_empty() {
@@ -243,6 +290,7 @@ pub fn run(graph: &CallGraph, index: &Index, cuts: &Cuts) -> Propagated {
     // What the cuts removed: the findings of the same graph without them, minus those left.
     let kept: BTreeSet<(usize, Pos, &ApiKey)> = findings.iter().map(RawFinding::key).collect();
     let suppressed = Propagator::new(graph, index, &Cuts::default())
+        .scoped(scope)
         .entries()
         .into_iter()
         .filter(|f| !kept.contains(&f.key()))
@@ -335,9 +383,28 @@ struct Propagator<'a> {
     callers: Vec<Vec<(usize, Pos)>>,
     marks: RefCell<Marks>,
     used: RefCell<BTreeSet<usize>>,
+    scope: Option<&'a Scope>,
 }
 
 impl<'a> Propagator<'a> {
+    fn scoped(mut self, scope: Option<&'a Scope>) -> Propagator<'a> {
+        self.scope = scope;
+        self
+    }
+
+    /// Whether paths of this run may enter function `f` ([`Scope::allowed_units`]).
+    fn linked(&self, f: FnId) -> bool {
+        match self.scope.and_then(|s| s.allowed_units.as_ref()) {
+            Some(units) => units[self.index.fns[f].unit],
+            None => true,
+        }
+    }
+
+    /// Whether this run reports body `b`'s entries.
+    fn reports(&self, b: usize) -> bool {
+        self.scope.is_none_or(|s| s.entry_bodies[b])
+    }
+
     fn new(graph: &'a CallGraph, index: &'a Index, cuts: &'a Cuts) -> Propagator<'a> {
         let fn_count = index.fns.len();
         let context: Vec<bool> = (0..fn_count)
@@ -380,6 +447,7 @@ impl<'a> Propagator<'a> {
                 body_found: vec![(0, 0); graph.bodies.len()],
             }),
             used: RefCell::new(BTreeSet::new()),
+            scope: None,
         }
     }
 
@@ -390,7 +458,7 @@ impl<'a> Propagator<'a> {
 
     /// Whether function `f` is cut for `rule` (and notes the use).
     fn fn_cut(&self, f: FnId, rule: usize) -> bool {
-        self.note(self.cuts.fns.get(&(f, rule)))
+        !self.linked(f) || self.note(self.cuts.fns.get(&(f, rule)))
     }
 
     /// Whether a path of `rule` may not pass through body `b`: its function is cut, or it is an
@@ -713,6 +781,9 @@ impl<'a> Propagator<'a> {
         let mut ancestors: BTreeMap<(usize, Option<usize>), Arc<[Ancestor]>> = BTreeMap::new();
         let mut out = Vec::new();
         for (bi, body) in graph.bodies.iter().enumerate() {
+            if !self.reports(bi) {
+                continue;
+            }
             let kind = match body.root {
                 Some(kind) => kind,
                 None if body.kind == BodyKind::Fn

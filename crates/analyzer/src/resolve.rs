@@ -869,7 +869,10 @@ impl Walker<'_> {
             }
             let statement = Hold::of_temporary(critical::stmt_waits(s));
             let rest_of_block = Hold::of_temporary(
-                statement == Hold::Long || b.stmts[i + 1..].iter().any(critical::stmt_waits),
+                statement == Hold::Long
+                    || critical::until_dropped(s, &b.stmts[i + 1..])
+                        .iter()
+                        .any(critical::stmt_waits),
             );
             let kept = critical::kept_call(s, i + 1 == b.stmts.len()).map(|(pos, binding)| {
                 let hold = match binding {
@@ -2315,6 +2318,15 @@ impl Walker<'_> {
                             }
                         }
                     }
+                    // Else the std trait among the bounds the method belongs to: the call is
+                    // that trait's method (`labels.next()` on `T: Iterator`), whatever `T` is
+                    // at a call of the generic fn.
+                    if out.is_empty() {
+                        if let Some(tr) = std_bound_of(bounds, method) {
+                            let cand = format!("{tr}::{method}");
+                            out.push(Target::External(cand, Confidence::Medium));
+                        }
+                    }
                     return (out, peeled);
                 }
                 _ => break,
@@ -3282,6 +3294,77 @@ fn element_type(t: &Ty) -> Ty {
     }
 }
 
+/// The std trait among `bounds` whose method a call `x.method()` on a `T: bounds` is: the
+/// trait that declares a well-known method (`clone` → `Clone`, `into` → `Into`, ..), else the one
+/// std bound that is not a marker or derive-style trait (`T: Iterator + Send` → `Iterator`).
+/// `None` when that is ambiguous: the call stays unresolved rather than named after a guess.
+fn std_bound_of<'b>(bounds: &'b [TraitRef], method: &str) -> Option<&'b str> {
+    let std_bounds: Vec<&str> = bounds
+        .iter()
+        .filter_map(|b| match b {
+            TraitRef::External(p) if p.starts_with("std::") => Some(p.as_str()),
+            _ => None,
+        })
+        .collect();
+    let name = |p: &str| p.rsplit("::").next().unwrap_or(p).to_string();
+    let declaring: &[&str] = match method {
+        "clone" | "clone_from" => &["Clone"],
+        "into" => &["Into"],
+        "as_ref" => &["AsRef"],
+        "as_mut" => &["AsMut"],
+        "borrow" => &["Borrow"],
+        "eq" | "ne" => &["PartialEq", "Eq"],
+        "cmp" | "max" | "min" => &["Ord"],
+        "partial_cmp" => &["PartialOrd"],
+        "hash" => &["Hash"],
+        "fmt" => &["Display", "Debug"],
+        "to_string" => &["Display", "ToString"],
+        "default" => &["Default"],
+        "from" => &["From"],
+        "try_from" => &["TryFrom"],
+        "try_into" => &["TryInto"],
+        "into_iter" => &["IntoIterator"],
+        _ => &[],
+    };
+    if !declaring.is_empty() {
+        return std_bounds
+            .iter()
+            .find(|p| declaring.contains(&name(p).as_str()))
+            .copied();
+    }
+    let markers = [
+        "Send",
+        "Sync",
+        "Sized",
+        "Unpin",
+        "Copy",
+        "Clone",
+        "Debug",
+        "Display",
+        "PartialEq",
+        "Eq",
+        "PartialOrd",
+        "Ord",
+        "Hash",
+        "Default",
+        "Into",
+        "From",
+        "AsRef",
+        "AsMut",
+        "Borrow",
+        "ToString",
+        "UnwindSafe",
+        "RefUnwindSafe",
+    ];
+    let mut rest = std_bounds
+        .iter()
+        .filter(|p| !markers.contains(&name(p).as_str()));
+    match (rest.next(), rest.next()) {
+        (Some(one), None) => Some(one),
+        _ => None,
+    }
+}
+
 /// Substitutes a struct's generic parameters by the arguments of the concrete type.
 fn substitute(t: &Ty, generics: &[IrGeneric], args: &[Ty]) -> Ty {
     let map: Vec<(&str, &Ty)> = generics
@@ -3963,6 +4046,62 @@ mod tests {
                    pub mod other { use std::net::ToSocketAddrs; pub async fn b(s: &str) { let _ = s.to_socket_addrs(); } }\n";
         let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
         assert_eq!(crate::testutil::site_lines(&report), [6]);
+    }
+
+    /// A method call on a type parameter bound by a std trait is that trait's method, also
+    /// through a where clause and a `dyn` object; with two candidate std traits it stays
+    /// unresolved.
+    #[test]
+    fn methods_of_std_bounds_resolve_to_the_trait() {
+        use crate::ty::TraitRef;
+        let src = "pub fn a<'a, T>(mut labels: T) -> usize where T: Iterator<Item = &'a [u8]> + Send { labels.next(); 0 }\n\
+                   pub fn b<T: Clone + Iterator>(x: T) { let _ = x.clone(); }\n\
+                   pub fn c(x: Box<dyn Iterator<Item = u8>>) { let mut x = x; x.next(); }\n\
+                   pub fn d<T: Iterator + std::io::Read>(x: T) { x.bytes(); }\n\
+                   pub async fn run() { a(std::iter::empty()); b(std::iter::empty::<u8>()); c(Box::new(std::iter::empty())); }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        // `d` is not called from the root, so it is never resolved (lazy resolution); its
+        // ambiguous bound is checked on `std_bound_of` below.
+        assert_eq!(
+            report.stats.unresolved_by_reason.get("unknown_method"),
+            Some(&0),
+            "{:?}",
+            report.stats.unresolved_by_reason
+        );
+        assert_eq!(
+            super::std_bound_of(
+                &[
+                    TraitRef::External("std::iter::Iterator".into()),
+                    TraitRef::External("std::marker::Send".into())
+                ],
+                "next"
+            ),
+            Some("std::iter::Iterator")
+        );
+        assert_eq!(
+            super::std_bound_of(
+                &[
+                    TraitRef::External("std::iter::Iterator".into()),
+                    TraitRef::External("std::clone::Clone".into())
+                ],
+                "clone"
+            ),
+            Some("std::clone::Clone")
+        );
+        assert_eq!(
+            super::std_bound_of(
+                &[
+                    TraitRef::External("std::iter::Iterator".into()),
+                    TraitRef::External("std::io::Read".into())
+                ],
+                "bytes"
+            ),
+            None
+        );
+        assert_eq!(
+            super::std_bound_of(&[TraitRef::External("std::marker::Send".into())], "next"),
+            None
+        );
     }
 
     /// A derived trait's method resolves to the trait's own (`#[derive(Parser)]` generates the

@@ -552,7 +552,7 @@ impl RuleDb {
         if self.ffi_report.iter().any(|l| l == library) {
             return FfiPolicy::Report;
         }
-        if let Some(lib) = self.ffi_libraries.get(library) {
+        if let Some(lib) = self.ffi_library(library) {
             return match &lib.functions {
                 Some(fs) if !fs.iter().any(|f| f == function) => FfiPolicy::Quiet,
                 _ => FfiPolicy::Report,
@@ -565,6 +565,19 @@ impl RuleDb {
         } else {
             FfiPolicy::Unknown
         }
+    }
+
+    /// The library's entry: by its crate name, else the longest `prefix*` entry it starts with
+    /// (`tree_sitter_*`: every grammar crate).
+    fn ffi_library(&self, library: &str) -> Option<&RawLibrary> {
+        self.ffi_libraries.get(library).or_else(|| {
+            self.ffi_libraries
+                .iter()
+                .filter_map(|(k, lib)| Some((k.strip_suffix('*')?, lib)))
+                .filter(|(prefix, _)| library.starts_with(prefix))
+                .max_by_key(|(prefix, _)| prefix.len())
+                .map(|(_, lib)| lib)
+        })
     }
 
     pub fn ffi_rule(&self) -> Option<usize> {
