@@ -1970,7 +1970,6 @@ fn is_js_import_block(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-/// `a += b`, `flags |= x`, ...: the place's new value is not a constant.
 /// The binary operators whose value, on primitive numbers, is of the operands' type.
 fn is_arithmetic(op: &syn::BinOp) -> bool {
     use syn::BinOp as B;
@@ -1989,6 +1988,7 @@ fn is_arithmetic(op: &syn::BinOp) -> bool {
     )
 }
 
+/// `a += b`, `flags |= x`, ...: the place's new value is not a constant.
 fn is_compound_assign(op: &syn::BinOp) -> bool {
     use syn::BinOp as B;
     matches!(

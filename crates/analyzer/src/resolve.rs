@@ -4068,40 +4068,28 @@ mod tests {
             "{:?}",
             report.stats.unresolved_by_reason
         );
-        assert_eq!(
-            super::std_bound_of(
-                &[
-                    TraitRef::External("std::iter::Iterator".into()),
-                    TraitRef::External("std::marker::Send".into())
-                ],
-                "next"
+        // (bounds, method) → the trait the call is named after.
+        let cases: [(&[&str], &str, Option<&str>); 4] = [
+            (
+                &["std::iter::Iterator", "std::marker::Send"],
+                "next",
+                Some("std::iter::Iterator"),
             ),
-            Some("std::iter::Iterator")
-        );
-        assert_eq!(
-            super::std_bound_of(
-                &[
-                    TraitRef::External("std::iter::Iterator".into()),
-                    TraitRef::External("std::clone::Clone".into())
-                ],
-                "clone"
+            (
+                &["std::iter::Iterator", "std::clone::Clone"],
+                "clone",
+                Some("std::clone::Clone"),
             ),
-            Some("std::clone::Clone")
-        );
-        assert_eq!(
-            super::std_bound_of(
-                &[
-                    TraitRef::External("std::iter::Iterator".into()),
-                    TraitRef::External("std::io::Read".into())
-                ],
-                "bytes"
-            ),
-            None
-        );
-        assert_eq!(
-            super::std_bound_of(&[TraitRef::External("std::marker::Send".into())], "next"),
-            None
-        );
+            (&["std::iter::Iterator", "std::io::Read"], "bytes", None),
+            (&["std::marker::Send"], "next", None),
+        ];
+        for (bounds, method, expected) in cases {
+            let bounds: Vec<TraitRef> = bounds
+                .iter()
+                .map(|b| TraitRef::External(b.to_string()))
+                .collect();
+            assert_eq!(super::std_bound_of(&bounds, method), expected, "{method}");
+        }
     }
 
     /// A derived trait's method resolves to the trait's own (`#[derive(Parser)]` generates the
