@@ -3080,19 +3080,25 @@ impl Walker<'_> {
             if !is_index || by_range != range {
                 continue;
             }
-            let output = imp.assoc_types.iter().find(|(n, _)| n == "Output")?;
-            let resolved = self
-                .index
-                .resolve_type(imp.module, &output.1, &imp.generics, Some(t));
-            let impl_args: Vec<IrGeneric> = imp.generics.to_vec();
-            return Some(substitute_by_self(
-                &resolved,
-                &imp.ir_self,
-                &impl_args,
-                args,
-            ));
+            return self.impl_assoc_for(iid, "Output", t, args);
         }
         None
+    }
+
+    /// Associated type `name` of impl `iid` for the concrete type `t` (arguments `args`).
+    fn impl_assoc_for(&self, iid: usize, name: &str, t: &Ty, args: &[Ty]) -> Option<Ty> {
+        let imp = &self.index.impls[iid];
+        let assoc = imp.assoc_types.iter().find(|(n, _)| n == name)?;
+        let resolved = self
+            .index
+            .resolve_type(imp.module, &assoc.1, &imp.generics, Some(t));
+        let impl_args: Vec<IrGeneric> = imp.generics.to_vec();
+        Some(substitute_by_self(
+            &resolved,
+            &imp.ir_self,
+            &impl_args,
+            args,
+        ))
     }
 
     /// One auto-deref step: references, std smart pointers, and local `impl Deref` targets.
@@ -3112,17 +3118,7 @@ impl Walker<'_> {
             if !is_deref {
                 continue;
             }
-            let target = imp.assoc_types.iter().find(|(n, _)| n == "Target")?;
-            let resolved = self
-                .index
-                .resolve_type(imp.module, &target.1, &imp.generics, Some(t));
-            let impl_args: Vec<IrGeneric> = imp.generics.to_vec();
-            return Some(substitute_by_self(
-                &resolved,
-                &imp.ir_self,
-                &impl_args,
-                args,
-            ));
+            return self.impl_assoc_for(iid, "Target", t, args);
         }
         None
     }
