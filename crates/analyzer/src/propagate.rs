@@ -235,8 +235,9 @@ pub struct Propagated {
 /// so a path never crosses into a crate no binary of its entry links. Each entry belongs to one
 /// run; the findings are merged back in entry order, as one run would list them.
 pub fn run(graph: &CallGraph, index: &Index, cuts: &Cuts) -> Propagated {
+    let reach = Reach::new(graph, index);
     let Some(links) = &graph.links else {
-        return run_scoped(graph, index, cuts, None);
+        return run_scoped(graph, index, &reach, cuts, None);
     };
     let by_set = crate::link::group_by_set(
         (0..graph.bodies.len()).map(|b| (links.of_fn(index, graph.bodies[b].owner).clone(), b)),
@@ -258,7 +259,7 @@ pub fn run(graph: &CallGraph, index: &Index, cuts: &Cuts) -> Propagated {
             allowed_units: allowed,
             entry_bodies: only,
         };
-        let part = run_scoped(graph, index, cuts, Some(&scope));
+        let part = run_scoped(graph, index, &reach, cuts, Some(&scope));
         out.findings.extend(part.findings);
         out.suppressed.extend(part.suppressed);
         out.used.extend(part.used);
@@ -276,8 +277,14 @@ struct Scope {
     entry_bodies: Vec<bool>,
 }
 
-fn run_scoped(graph: &CallGraph, index: &Index, cuts: &Cuts, scope: Option<&Scope>) -> Propagated {
-    let cut = Propagator::new(graph, index, cuts).scoped(scope);
+fn run_scoped(
+    graph: &CallGraph,
+    index: &Index,
+    reach: &Reach,
+    cuts: &Cuts,
+    scope: Option<&Scope>,
+) -> Propagated {
+    let cut = Propagator::new(graph, index, reach, cuts, scope);
     let findings = cut.entries();
     let used = cut.used.into_inner();
     if cuts.is_empty() {
@@ -289,8 +296,7 @@ fn run_scoped(graph: &CallGraph, index: &Index, cuts: &Cuts, scope: Option<&Scop
     }
     // What the cuts removed: the findings of the same graph without them, minus those left.
     let kept: BTreeSet<(usize, Pos, &ApiKey)> = findings.iter().map(RawFinding::key).collect();
-    let suppressed = Propagator::new(graph, index, &Cuts::default())
-        .scoped(scope)
+    let suppressed = Propagator::new(graph, index, reach, &Cuts::default(), scope)
         .entries()
         .into_iter()
         .filter(|f| !kept.contains(&f.key()))
@@ -315,7 +321,8 @@ pub struct V1Finding {
 /// The v1 findings of the graph, without suppressions, each with the entry it became.
 pub fn v1_findings(graph: &CallGraph, index: &Index) -> Vec<V1Finding> {
     let cuts = Cuts::default();
-    let p = Propagator::new(graph, index, &cuts);
+    let reach = Reach::new(graph, index);
+    let p = Propagator::new(graph, index, &reach, &cuts, None);
     let summary = p.summaries(Follow::AllCalls);
     let summary = &summary;
     let mut out = Vec::new();
@@ -329,7 +336,7 @@ pub fn v1_findings(graph: &CallGraph, index: &Index) -> Vec<V1Finding> {
                 .iter()
                 .enumerate()
                 .rev()
-                .find(|(i, s)| *i == 0 || p.context[s.function])
+                .find(|(i, s)| *i == 0 || p.reach.context[s.function])
                 .map(|(i, s)| {
                     let context = if i == 0 {
                         bi
@@ -365,12 +372,9 @@ enum Follow {
     AllCalls,
 }
 
-struct Propagator<'a> {
-    graph: &'a CallGraph,
-    index: &'a Index,
-    cuts: &'a Cuts,
-    /// Rules that some cut names: ancestors of other rules are shared across rules.
-    cut_rules: BTreeSet<usize>,
+/// What propagation reads of the graph alone, whatever the cuts and the scope: computed once
+/// per report and shared by its runs ([`run`] makes one per link scope, twice with cuts).
+struct Reach {
     /// Per function: an async context (async fn, poll fn, configured root), where entries are.
     context: Vec<bool>,
     /// Per function: reachable from a root body by calls.
@@ -381,31 +385,10 @@ struct Propagator<'a> {
     file: Vec<FileId>,
     /// Per callee: the reachable bodies calling it, with the call's position.
     callers: Vec<Vec<(usize, Pos)>>,
-    marks: RefCell<Marks>,
-    used: RefCell<BTreeSet<usize>>,
-    scope: Option<&'a Scope>,
 }
 
-impl<'a> Propagator<'a> {
-    fn scoped(mut self, scope: Option<&'a Scope>) -> Propagator<'a> {
-        self.scope = scope;
-        self
-    }
-
-    /// Whether paths of this run may enter function `f` ([`Scope::allowed_units`]).
-    fn linked(&self, f: FnId) -> bool {
-        match self.scope.and_then(|s| s.allowed_units.as_ref()) {
-            Some(units) => units[self.index.fns[f].unit],
-            None => true,
-        }
-    }
-
-    /// Whether this run reports body `b`'s entries.
-    fn reports(&self, b: usize) -> bool {
-        self.scope.is_none_or(|s| s.entry_bodies[b])
-    }
-
-    fn new(graph: &'a CallGraph, index: &'a Index, cuts: &'a Cuts) -> Propagator<'a> {
+impl Reach {
+    fn new(graph: &CallGraph, index: &Index) -> Reach {
         let fn_count = index.fns.len();
         let context: Vec<bool> = (0..fn_count)
             .map(|f| {
@@ -431,29 +414,68 @@ impl<'a> Propagator<'a> {
             c.sort();
             c.dedup();
         }
-        Propagator {
-            graph,
-            index,
-            cuts,
-            cut_rules: cuts.rules(),
+        Reach {
             context,
             reachable,
             reached_bodies,
             file: index.fns.iter().map(|f| f.file).collect(),
             callers,
+        }
+    }
+}
+
+struct Propagator<'a> {
+    graph: &'a CallGraph,
+    index: &'a Index,
+    cuts: &'a Cuts,
+    /// Rules that some cut names: ancestors of other rules are shared across rules.
+    cut_rules: BTreeSet<usize>,
+    reach: &'a Reach,
+    marks: RefCell<Marks>,
+    used: RefCell<BTreeSet<usize>>,
+    scope: Option<&'a Scope>,
+}
+
+impl<'a> Propagator<'a> {
+    /// Whether paths of this run may enter function `f` ([`Scope::allowed_units`]).
+    fn linked(&self, f: FnId) -> bool {
+        match self.scope.and_then(|s| s.allowed_units.as_ref()) {
+            Some(units) => units[self.index.fns[f].unit],
+            None => true,
+        }
+    }
+
+    /// Whether this run reports body `b`'s entries.
+    fn reports(&self, b: usize) -> bool {
+        self.scope.is_none_or(|s| s.entry_bodies[b])
+    }
+
+    fn new(
+        graph: &'a CallGraph,
+        index: &'a Index,
+        reach: &'a Reach,
+        cuts: &'a Cuts,
+        scope: Option<&'a Scope>,
+    ) -> Propagator<'a> {
+        Propagator {
+            graph,
+            index,
+            cuts,
+            cut_rules: cuts.rules(),
+            reach,
             marks: RefCell::new(Marks {
                 stamp: 0,
-                fn_seen: vec![0; fn_count],
+                fn_seen: vec![0; index.fns.len()],
                 body_found: vec![(0, 0); graph.bodies.len()],
             }),
             used: RefCell::new(BTreeSet::new()),
-            scope: None,
+            scope,
         }
     }
 
     /// Whether calls on `line` of the file of `f`'s bodies are cut for `rule` (and notes the use).
     fn line_cut(&self, f: FnId, line: u32, rule: usize) -> bool {
-        self.note(self.cuts.lines.get(&(self.file[f], line, rule)))
+        self.note(self.cuts.lines.get(&(self.reach.file[f], line, rule)))
     }
 
     /// Whether function `f` is cut for `rule` (and notes the use).
@@ -495,7 +517,7 @@ impl<'a> Propagator<'a> {
     /// arms reach nothing make no context (deno: 35 000 contexts without this filter, most of
     /// them on `if let Some(..)` arms that block nowhere).
     fn summaries(&self, follow: Follow) -> Summaries {
-        let fn_count = self.context.len();
+        let fn_count = self.reach.context.len();
         let plain = self.summaries_in(follow, vec![Vec::new(); fn_count]);
         let relevant = self.relevant_slots(follow, &plain.of);
         if relevant.iter().all(Vec::is_empty) {
@@ -507,9 +529,10 @@ impl<'a> Propagator<'a> {
     /// [`Self::summaries`] with the contexts on `relevant` slots.
     fn summaries_in(&self, follow: Follow, relevant: Vec<Vec<u32>>) -> Summaries {
         let graph = self.graph;
-        let fn_count = self.context.len();
-        let summarised =
-            |f: FnId| self.reachable[f] && (follow == Follow::AllCalls || !self.context[f]);
+        let fn_count = self.reach.context.len();
+        let summarised = |f: FnId| {
+            self.reach.reachable[f] && (follow == Follow::AllCalls || !self.reach.context[f])
+        };
         let mut nodes = Summaries {
             of: Vec::new(),
             node_fn: (0..fn_count).collect(),
@@ -521,7 +544,7 @@ impl<'a> Propagator<'a> {
         // the callee's summary in the context the call fixes), then from each new context's.
         let mut queue: Vec<usize> = Vec::new();
         for (b, body) in graph.bodies.iter().enumerate() {
-            if !self.reached_bodies[b] {
+            if !self.reach.reached_bodies[b] {
                 continue;
             }
             let owner_summarised = body.kind == BodyKind::Fn && summarised(body.owner);
@@ -634,9 +657,10 @@ impl<'a> Propagator<'a> {
     /// Only arms with a call that reaches an API in `plain` (the summaries in no context) count.
     fn relevant_slots(&self, follow: Follow, plain: &[Summary]) -> Vec<Vec<u32>> {
         let graph = self.graph;
-        let fn_count = self.context.len();
-        let summarised =
-            |f: FnId| self.reachable[f] && (follow == Follow::AllCalls || !self.context[f]);
+        let fn_count = self.reach.context.len();
+        let summarised = |f: FnId| {
+            self.reach.reachable[f] && (follow == Follow::AllCalls || !self.reach.context[f])
+        };
         let mut relevant: Vec<Vec<u32>> = vec![Vec::new(); fn_count];
         // Parameters passed on unchanged: (caller, its slot, callee, the callee's slot), read
         // in the same pass, then iterated to a fixpoint (each round adds a slot or ends).
@@ -728,7 +752,7 @@ impl<'a> Propagator<'a> {
                         },
                     )],
                     Effect::Edge { callee, .. }
-                        if follow == Follow::SyncCalls && self.context[*callee] =>
+                        if follow == Follow::SyncCalls && self.reach.context[*callee] =>
                     {
                         Vec::new()
                     }
@@ -787,8 +811,8 @@ impl<'a> Propagator<'a> {
             let kind = match body.root {
                 Some(kind) => kind,
                 None if body.kind == BodyKind::Fn
-                    && self.context[body.owner]
-                    && self.reachable[body.owner] =>
+                    && self.reach.context[body.owner]
+                    && self.reach.reachable[body.owner] =>
                 {
                     match crate::graph::root_kind(self.index, body.owner, BodyKind::Fn) {
                         Some(kind) => kind,
@@ -842,7 +866,7 @@ impl<'a> Propagator<'a> {
             let layer_start = found.len();
             let mut next = Vec::new();
             for &g in &frontier {
-                for &(cb, pos) in &self.callers[g] {
+                for &(cb, pos) in &self.reach.callers[g] {
                     let caller = &graph.bodies[cb];
                     if self.line_cut(caller.owner, pos.line, rule) || self.body_cut(cb, rule) {
                         continue;

@@ -1125,9 +1125,10 @@ impl Walker<'_> {
             }
             IrExpr::Tuple(elems) => Ty::Tuple(elems.iter().map(|x| self.walk(x)).collect()),
             IrExpr::Index { exprs, range } => {
-                let mut tys = exprs.iter().map(|x| self.walk(x));
-                let base = tys.next().unwrap_or(Ty::Unknown);
-                tys.for_each(drop);
+                let base = exprs.first().map_or(Ty::Unknown, |b| self.walk(b));
+                for index in exprs.iter().skip(1) {
+                    self.walk(index);
+                }
                 self.index_type(base, *range)
             }
             IrExpr::Arith(operands) => {
@@ -1135,8 +1136,8 @@ impl Walker<'_> {
                 let number = |t: &Ty| {
                     let t = t.peel_refs();
                     t.external_path()
-                        .filter(|p| crate::ty::is_primitive(p) && *p != "bool" && *p != "char")
-                        .map(|_| t.clone())
+                        .is_some_and(crate::ty::is_number)
+                        .then(|| t.clone())
                 };
                 tys.iter().find_map(number).unwrap_or(Ty::Unknown)
             }
@@ -2249,11 +2250,7 @@ impl Walker<'_> {
                 }
                 // `str` and slices are std types too, named `str::len`, `slice::len`.
                 Ty::Adt(TyCon::External(_), _) | Ty::Str | Ty::Slice(_) => {
-                    let p = match &peeled {
-                        Ty::Adt(TyCon::External(p), _) => p.as_str(),
-                        Ty::Str => "str",
-                        _ => "slice",
-                    };
+                    let p = peeled.std_owner_name().unwrap_or("slice");
                     let cand = format!("{p}::{method}");
                     // Extension traits of the analysed graph implemented for std types, explicitly
                     // or by a blanket impl, when in scope at the call.
@@ -2274,7 +2271,7 @@ impl Walker<'_> {
                     // sealed `ToSocketAddrsPriv`, not std's `ToSocketAddrs` (not in scope there).
                     // A graph's trait method named like one of std's inherent methods would be
                     // callable only by path, so a crate does not write one.
-                    let own = self.in_scope(explicit.clone(), Vec::new(), Fallback::None);
+                    let own = self.in_scope(explicit, Vec::new(), Fallback::None);
                     if !own.is_empty() {
                         return (own, peeled);
                     }
@@ -2290,14 +2287,13 @@ impl Walker<'_> {
                     // Primitives, `str` and slices meet a blanket impl's bounds on the graph's
                     // traits only by explicit impls: "the trait has some blanket impl" would let
                     // `n.eq(&m)` on an `i32` reach diesel's `ExpressionMethods::eq`.
-                    let blanket = if matches!(p, "str" | "slice" | crate::ty::POINTER)
-                        || crate::ty::is_primitive(p)
-                    {
+                    let blanket = if crate::ty::is_builtin(p) {
                         self.blanket_methods_where(method, |iid| self.bounds_explicitly_met(iid, p))
                     } else {
                         self.blanket_methods(Implementor::External(p), method)
                     };
-                    let ext = self.in_scope(explicit, blanket, Fallback::None);
+                    // No explicit impl is in scope (above), so only blanket ones can answer.
+                    let ext = self.in_scope(Vec::new(), blanket, Fallback::None);
                     if !ext.is_empty() {
                         return (ext, peeled);
                     }
@@ -3064,10 +3060,8 @@ impl Walker<'_> {
         let Ty::Adt(TyCon::Local(tid), args) = t else {
             return None;
         };
-        for &iid in &self.index.types[*tid].trait_impls {
+        for iid in self.std_trait_impls(*tid, "std::ops::Index") {
             let imp = &self.index.impls[iid];
-            let is_index = matches!(&imp.trait_ref,
-                Some(TraitRef::External(p)) if p == "std::ops::Index" || p == "Index");
             let by_range = imp
                 .ir_trait
                 .as_ref()
@@ -3077,12 +3071,30 @@ impl Walker<'_> {
                     matches!(g, IrType::Path(p)
                     if p.segments.last().is_some_and(|s| s.name.starts_with("Range")))
                 });
-            if !is_index || by_range != range {
+            if by_range != range {
                 continue;
             }
             return self.impl_assoc_for(iid, "Output", t, args);
         }
         None
+    }
+
+    /// The impls of type `tid` for the std trait at `path` (`std::ops::Deref`), also when the
+    /// trait was written by its bare name and not resolved further.
+    fn std_trait_impls<'s>(
+        &'s self,
+        tid: crate::index::TypeId,
+        path: &'s str,
+    ) -> impl Iterator<Item = usize> + 's {
+        let bare = path.rsplit("::").next().unwrap_or(path);
+        self.index.types[tid]
+            .trait_impls
+            .iter()
+            .copied()
+            .filter(move |&iid| {
+                matches!(&self.index.impls[iid].trait_ref,
+                    Some(TraitRef::External(p)) if p == path || p == bare)
+            })
     }
 
     /// Associated type `name` of impl `iid` for the concrete type `t` (arguments `args`).
@@ -3109,18 +3121,8 @@ impl Walker<'_> {
         let Ty::Adt(TyCon::Local(tid), args) = t else {
             return None;
         };
-        for &iid in &self.index.types[*tid].trait_impls {
-            let imp = &self.index.impls[iid];
-            let is_deref = match &imp.trait_ref {
-                Some(TraitRef::External(p)) => p == "std::ops::Deref" || p == "Deref",
-                _ => false,
-            };
-            if !is_deref {
-                continue;
-            }
-            return self.impl_assoc_for(iid, "Target", t, args);
-        }
-        None
+        let iid = self.std_trait_impls(*tid, "std::ops::Deref").next()?;
+        self.impl_assoc_for(iid, "Target", t, args)
     }
 }
 

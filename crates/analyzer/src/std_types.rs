@@ -125,23 +125,27 @@ impl StdTypes {
         }
         let mut owner = type_path.to_string();
         let mut recv = recv.cloned();
-        // Auto-deref: String → str, PathBuf → Path, OsString → OsStr, Vec → slice, as a method
-        // call probes them. The receiver's arguments stay (a `Vec<T>`'s T is its slice's T0).
-        for _ in 0..3 {
+        // Auto-deref from an owned type to its borrowed form (String → str, PathBuf → Path,
+        // OsString → OsStr, Vec → slice), as a method call probes them. The receiver's arguments
+        // stay (a `Vec<T>`'s T is its slice's T0).
+        loop {
             if let Some(t) = self.method_of(&owner, method) {
                 return Some(instantiate(t, recv.as_ref(), Some(&owner)));
             }
-            let Some(target) = deref_target(&owner) else {
+            // The receiver when it is of this type, else the type the path names.
+            let this = recv
+                .as_ref()
+                .map(|r| r.peel_refs().clone())
+                .filter(|r| r.std_owner_name() == Some(owner.as_str()))
+                .unwrap_or_else(|| Ty::external(owner.as_str(), Vec::new()));
+            let Some(target) = this.owned_deref() else {
                 break;
             };
-            recv = recv.map(|r| match (target, r) {
-                ("str", _) => Ty::Str,
-                ("slice", Ty::Adt(_, args)) => {
-                    Ty::Slice(Box::new(args.first().cloned().unwrap_or(Ty::Unknown)))
-                }
-                (other, _) => Ty::external(other, Vec::new()),
-            });
-            owner = target.to_string();
+            owner = target
+                .std_owner_name()
+                .expect("an owned type derefs to a named one")
+                .into();
+            recv = recv.map(|_| target);
         }
         self.methods
             .get("*")
@@ -180,24 +184,11 @@ impl StdTypes {
 /// std's own types: `std::..` paths (core and alloc are written `std::`), `str`, slices and
 /// primitives. A dependency's type of the same name is analysed from its source.
 fn is_std_type(type_path: &str) -> bool {
-    type_path.starts_with("std::")
-        || matches!(type_path, "str" | "slice" | crate::ty::POINTER)
-        || crate::ty::is_primitive(type_path)
+    type_path.starts_with("std::") || crate::ty::is_builtin(type_path)
 }
 
 fn short(path: &str) -> &str {
     path.rsplit("::").next().unwrap_or(path)
-}
-
-/// The type a std type derefs to, for method lookup.
-fn deref_target(owner: &str) -> Option<&'static str> {
-    match owner {
-        "std::string::String" => Some("str"),
-        "std::path::PathBuf" => Some("std::path::Path"),
-        "std::ffi::OsString" => Some("std::ffi::OsStr"),
-        "std::vec::Vec" => Some("slice"),
-        _ => None,
-    }
 }
 
 /// `recv` with its references stripped, and its type arguments (a slice's element is its T0).

@@ -82,20 +82,36 @@ impl Ty {
     pub fn deref_external(&self) -> Option<Ty> {
         match self {
             Ty::Ref(inner) => Some((**inner).clone()),
-            Ty::Adt(TyCon::External(p), args) => {
-                let p = p.as_str();
-                if DEREF_TO_ARG.contains(&p) {
-                    return args.first().cloned();
-                }
-                DEREF_TO_TYPE
-                    .iter()
-                    .find(|(from, _)| *from == p)
-                    .map(|(_, to)| match *to {
-                        "str" => Ty::Str,
-                        "[T]" => Ty::Slice(Box::new(args.first().cloned().unwrap_or(Ty::Unknown))),
-                        other => Ty::external(other, Vec::new()),
-                    })
+            Ty::Adt(TyCon::External(p), args) if DEREF_TO_ARG.contains(&p.as_str()) => {
+                args.first().cloned()
             }
+            _ => self.owned_deref(),
+        }
+    }
+
+    /// The borrowed form std's owned types deref to (`String` → `str`, `PathBuf` → `Path`,
+    /// `OsString` → `OsStr`, `Vec<T>` → `[T]`), where their methods are found.
+    pub fn owned_deref(&self) -> Option<Ty> {
+        let Ty::Adt(TyCon::External(p), args) = self else {
+            return None;
+        };
+        DEREF_TO_TYPE
+            .iter()
+            .find(|(from, _)| from == p)
+            .map(|(_, to)| match *to {
+                "str" => Ty::Str,
+                "[T]" => Ty::Slice(Box::new(args.first().cloned().unwrap_or(Ty::Unknown))),
+                other => Ty::external(other, Vec::new()),
+            })
+    }
+
+    /// The name std's methods of this type are listed under: its path for an external type,
+    /// `str`, `slice` (`str::len`, `slice::first`, `std::vec::Vec::pop`).
+    pub fn std_owner_name(&self) -> Option<&str> {
+        match self {
+            Ty::Adt(TyCon::External(p), _) => Some(p),
+            Ty::Str => Some("str"),
+            Ty::Slice(_) => Some("slice"),
             _ => None,
         }
     }
@@ -103,7 +119,18 @@ impl Ty {
 
 /// The primitive types other than `str` (which is [`Ty::Str`]), named as written.
 pub fn is_primitive(name: &str) -> bool {
-    is_integer(name) || matches!(name, "bool" | "char" | "f32" | "f64")
+    is_number(name) || matches!(name, "bool" | "char")
+}
+
+/// The built-in types std's methods are listed under by their own name rather than a path:
+/// primitives, `str`, slices and raw pointers ([`Ty::std_owner_name`], [`POINTER`]).
+pub fn is_builtin(name: &str) -> bool {
+    is_primitive(name) || matches!(name, "str" | "slice" | POINTER)
+}
+
+/// The primitive integer and float types.
+pub(crate) fn is_number(name: &str) -> bool {
+    is_integer(name) || matches!(name, "f32" | "f64")
 }
 
 pub(crate) fn is_integer(name: &str) -> bool {
