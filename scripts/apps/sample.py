@@ -154,6 +154,10 @@ def main() -> int:
     ap.add_argument("--output", type=Path, default=HERE / "review.toml")
     ap.add_argument("--keep-reviewed", action="store_true",
                     help="keep reviewed entries of the existing output that are no longer drawn")
+    ap.add_argument("--carry", type=Path, nargs="*", default=[],
+                    help="earlier review files: a drawn finding with the same app, fingerprint and "
+                         "path as a reviewed entry there takes its verdict (noted as carried), so "
+                         "reviewers only read what no earlier round decided")
     args = ap.parse_args()
 
     with open(args.apps, "rb") as fh:
@@ -166,7 +170,18 @@ def main() -> int:
             for e in tomllib.load(fh).get("finding", []):
                 prior[(e.get("app"), e.get("fingerprint"))] = e
 
-    chunks, counts, drawn_keys = [], [], set()
+    # A verdict is about one claimed path: it carries only when the path is the same, step by step.
+    carried: dict = {}
+    for review in args.carry:
+        if review.resolve() == args.output.resolve():
+            continue
+        with open(review, "rb") as fh:
+            for e in tomllib.load(fh).get("finding", []):
+                if e.get("verdict") and not e.get("note", "").startswith("carried from "):
+                    carried[(e.get("app"), e.get("fingerprint"), tuple(e.get("path", [])))] = \
+                        dict(e, note=f"carried from {review.name}: {e.get('note', '')}")
+
+    chunks, counts, drawn_keys, n_carried = [], [], set(), 0
     for app in apps:
         if args.only and app["name"] not in args.only:
             continue
@@ -186,7 +201,12 @@ def main() -> int:
                       f"{len(pop)} findings\n")
         for f in taken:
             drawn_keys.add((app["name"], f.get("fingerprint")))
-            chunks.append(render_entry(app, f, prior.get((app["name"], f.get("fingerprint"))), afns))
+            earlier = prior.get((app["name"], f.get("fingerprint")))
+            if not (earlier and earlier.get("verdict")):
+                steps = tuple(step_text(s) for s in f.get("path", []))
+                earlier = carried.get((app["name"], f.get("fingerprint"), steps), earlier)
+                n_carried += earlier is not None and earlier.get("note", "").startswith("carried from ")
+            chunks.append(render_entry(app, f, earlier, afns))
 
     kept = [e for k, e in prior.items() if k not in drawn_keys and e.get("verdict")]
     header = [
@@ -201,6 +221,7 @@ def main() -> int:
         "#   note               one line of reasoning",
         f"# Command: python3 scripts/apps/sample.py --outputs {args.outputs} --seed {args.seed} "
         f"--per-app {args.per_app} --dedup {args.dedup}"
+        + (f" --carry {' '.join(str(c) for c in args.carry)}" if args.carry else "")
         + (f" --rules {args.rules}" if args.rules else "")
         + (f" --min-confidence {args.min_confidence}" if args.min_confidence != "low" else ""),
         "# Population and sample per app:",
@@ -217,6 +238,7 @@ def main() -> int:
     args.output.write_text(text)
     total = sum(t for _, _, t, _ in counts)
     print(f"wrote {args.output}: {total} findings from {len(counts)} apps"
+          + (f"; {n_carried} verdicts carried from earlier reviews" if args.carry else "")
           + (f"; {len(kept)} earlier reviewed entries {'kept' if args.keep_reviewed else 'dropped'}"
              if kept else ""), file=sys.stderr)
     return 0

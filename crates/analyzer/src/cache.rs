@@ -25,7 +25,7 @@ use crate::report::Diagnostic;
 
 const MAGIC: &[u8; 8] = b"NBCACHE1";
 /// Bumped whenever the IR or the lowering changes meaning without a version bump.
-const FORMAT: u32 = 12;
+const FORMAT: u32 = 13;
 
 #[derive(Deserialize)]
 struct Entry {
@@ -89,9 +89,10 @@ pub struct CacheStats {
     pub report_reused: bool,
 }
 
-/// The cache key of a unit.
-pub fn key(ws: &Workspace, unit: &CrateUnit) -> String {
-    key_for_version(ws, unit, env!("CARGO_PKG_VERSION"))
+/// The cache key of a unit lowered knowing its dependencies' exported macros (`externs`, the
+/// fingerprint of [`crate::macro_rules::ExternMacros`]; empty when there are none).
+pub fn key(ws: &Workspace, unit: &CrateUnit, externs: &str) -> String {
+    key_for_version(ws, unit, env!("CARGO_PKG_VERSION"), externs)
 }
 
 /// A workspace member or path dependency: its entry is valid only with its inputs unchanged.
@@ -99,10 +100,12 @@ pub fn is_mutable(ws: &Workspace, unit: &CrateUnit) -> bool {
     ws.packages[unit.package].source.is_mutable()
 }
 
-fn key_for_version(ws: &Workspace, unit: &CrateUnit, version: &str) -> String {
+fn key_for_version(ws: &Workspace, unit: &CrateUnit, version: &str, externs: &str) -> String {
     let package = &ws.packages[unit.package];
     let mut h = Sha256::new();
     h.update(version.as_bytes());
+    h.update(externs.as_bytes());
+    h.update([0]);
     h.update(FORMAT.to_le_bytes());
     h.update(lowering_fingerprint());
     h.update(package.id.as_bytes());
@@ -124,21 +127,12 @@ fn key_for_version(ws: &Workspace, unit: &CrateUnit, version: &str) -> String {
 }
 
 /// A hash of the code that produces cached IR, so a changed lowering never reads entries written
-/// by an older build of the same version.
+/// by an older build of the same version. It is the whole analyzer's source fingerprint
+/// (`build.rs`): lowering calls into more modules than it names (`memo`, `macro_rules`,
+/// `critical`, `guard`, ..), and a list of files to hash went stale once already (a changed
+/// `memo.rs` kept serving IR lowered by the previous build until `--no-cache`).
 fn lowering_fingerprint() -> &'static [u8] {
-    static FINGERPRINT: std::sync::OnceLock<Vec<u8>> = std::sync::OnceLock::new();
-    FINGERPRINT.get_or_init(|| {
-        let mut h = Sha256::new();
-        for src in [
-            include_str!("ir.rs"),
-            include_str!("lower.rs"),
-            include_str!("load.rs"),
-            include_str!("cfg.rs"),
-        ] {
-            h.update(src.as_bytes());
-        }
-        h.finalize().to_vec()
-    })
+    env!("NONBLOCK_SOURCE_FINGERPRINT").as_bytes()
 }
 
 fn entry_path(dir: &Path, key: &str) -> PathBuf {
@@ -255,11 +249,16 @@ pub fn keep_newest(dir: &Path, prefix: &str, keep: usize) {
 }
 
 /// Loads a unit through the cache when it has a key and a cache directory is set.
-pub fn load_unit(ws: &Workspace, unit: usize, stats: &std::sync::Mutex<CacheStats>) -> UnitLoad {
+pub fn load_unit(
+    ws: &Workspace,
+    unit: usize,
+    externs: std::sync::Arc<crate::macro_rules::ExternMacros>,
+    stats: &std::sync::Mutex<CacheStats>,
+) -> UnitLoad {
     let Some(dir) = ws.cache_dir.as_deref() else {
-        return crate::load::load_unit(ws, unit);
+        return crate::load::load_unit_with(ws, unit, externs);
     };
-    let key = key(ws, &ws.units[unit]);
+    let key = key(ws, &ws.units[unit], &externs.fingerprint);
     let mutable = is_mutable(ws, &ws.units[unit]);
     match read(dir, &key, unit, mutable) {
         Lookup::Hit(hit) => {
@@ -270,7 +269,7 @@ pub fn load_unit(ws: &Workspace, unit: usize, stats: &std::sync::Mutex<CacheStat
         Lookup::Stale => stats.lock().expect("cache stats lock").stale += 1,
         Lookup::Corrupt => stats.lock().expect("cache stats lock").rejected += 1,
     }
-    let fresh = crate::load::load_unit(ws, unit);
+    let fresh = crate::load::load_unit_with(ws, unit, externs);
     if mutable && fresh.inputs.is_none() {
         // Nothing to check a later run against: never reuse this unit's old entry either.
         let _ = std::fs::remove_file(entry_path(dir, &key));
@@ -398,15 +397,20 @@ mod tests {
     fn keys_change_with_features_target_cfg_and_analyzer_version() {
         let (ws, _scratch) = scratch_workspace("cache-key", LIB, SourceKind::Registry, true);
         let unit = &ws.units[0];
-        let base = key(&ws, unit);
+        let base = key(&ws, unit, "");
         let mut featured = unit.clone();
         featured.cfg = unit.cfg.with_features(["extra"]);
-        assert_ne!(key(&ws, &featured), base);
+        assert_ne!(key(&ws, &featured, ""), base);
         let mut windows = unit.clone();
         windows.cfg.names.remove("unix");
-        assert_ne!(key(&ws, &windows), base);
-        assert_ne!(key_for_version(&ws, unit, "999.0.0"), base);
-        assert_eq!(key(&ws, unit), base, "keys are stable");
+        assert_ne!(key(&ws, &windows, ""), base);
+        assert_ne!(key_for_version(&ws, unit, "999.0.0", ""), base);
+        assert_ne!(
+            key(&ws, unit, "0123"),
+            base,
+            "a dependency's exported macros changed"
+        );
+        assert_eq!(key(&ws, unit, ""), base, "keys are stable");
     }
 
     #[test]

@@ -248,6 +248,10 @@ pub struct IrPat {
     pub others: ThinVec<Name>,
     /// `(a, b)`: element patterns, typed from a tuple's elements.
     pub tuple: ThinVec<IrPat>,
+    /// `[a, b, ..]`: element patterns of an array or slice, each typed as its element (a rest
+    /// pattern `..`, or `rest @ ..`, binds nothing typed and is left out).
+    #[serde(default)]
+    pub elements: ThinVec<IrPat>,
     /// `Some(S::Server(c))`: the pattern inside `Ok(..)`/`Some(..)` when it is not a plain name.
     #[serde(default)]
     pub unwrap_pat: Option<Box<IrPat>>,
@@ -374,6 +378,7 @@ impl IrPat {
         let nested = self
             .tuple
             .iter()
+            .chain(&self.elements)
             .chain(self.unwrap_pat.as_deref())
             .chain(self.variant.iter().flat_map(|v| v.1.iter()))
             .chain(self.fields.iter().flat_map(|f| f.1.iter().map(|(_, p)| p)));

@@ -12,6 +12,7 @@ pub mod config;
 pub mod critical;
 pub mod dedicated;
 pub mod discover;
+pub mod exports;
 pub mod fields;
 pub mod graph;
 pub mod guard;
@@ -176,6 +177,56 @@ pub(crate) fn configured_rules(
     config.apply(&models::apply(library_models, rules))
 }
 
+/// Loads every unit, in parallel, each able to expand its direct dependencies' `#[macro_export]`
+/// macros (`anyhow!`, `bail!`, `pin_project!`), found first by [`exports::scan`]. The macros of
+/// `opaque` crates (logging: `rules/runtime.toml`'s `opaque_macros`) are not expanded, as they
+/// are not walked. Results are in unit order, whatever the thread count.
+fn load_units(
+    ws: &discover::Workspace,
+    opaque: &[String],
+    cache_stats: &std::sync::Mutex<cache::CacheStats>,
+    progress: &dyn progress::Progress,
+) -> Vec<load::UnitLoad> {
+    use std::sync::Arc;
+    let exports: Vec<Arc<macro_rules::Exports>> = ws
+        .units
+        .par_iter()
+        .map(|unit| {
+            let offered = !unit.skip
+                && matches!(unit.kind, discover::UnitKind::Lib)
+                && !opaque.contains(&unit.crate_name);
+            Arc::new(match offered {
+                true => macro_rules::Exports::new(exports::scan(&unit.root, &unit.cfg)),
+                false => macro_rules::Exports::default(),
+            })
+        })
+        .collect();
+    (0..ws.units.len())
+        .into_par_iter()
+        .map(|u| {
+            let deps = ws.units[u]
+                .deps
+                .iter()
+                .filter_map(|(name, target)| match target {
+                    discover::DepTarget::Unit(d) => Some((name.clone(), exports[*d].clone())),
+                    discover::DepTarget::Opaque(_) => None,
+                })
+                .collect();
+            let externs = Arc::new(macro_rules::ExternMacros::new(deps));
+            let load = guard::guard(|| {
+                guard::inject("parse", &ws.units[u].crate_name);
+                cache::load_unit(ws, u, externs.clone(), cache_stats)
+            })
+            .unwrap_or_else(|panic| {
+                let package = &ws.packages[ws.units[u].package].name;
+                load::UnitLoad::failed(u, guard::internal_error(Some(package), "parsing", &panic))
+            });
+            progress.advance();
+            load
+        })
+        .collect()
+}
+
 /// [`analyze_workspace`] with the rules configured and the library models loaded. Also returns
 /// what the report depends on besides the workspace, rules and configuration (the files of
 /// workspace members and path dependencies, [`inputs`]), or `None` when some of it could not be
@@ -200,21 +251,7 @@ pub(crate) fn analyze_configured(
 
     let cache_stats = std::sync::Mutex::new(cache::CacheStats::default());
     progress.phase("parse", ws.units.len());
-    let loads: Vec<load::UnitLoad> = (0..ws.units.len())
-        .into_par_iter()
-        .map(|u| {
-            let load = guard::guard(|| {
-                guard::inject("parse", &ws.units[u].crate_name);
-                cache::load_unit(&ws, u, &cache_stats)
-            })
-            .unwrap_or_else(|panic| {
-                let package = &ws.packages[ws.units[u].package].name;
-                load::UnitLoad::failed(u, guard::internal_error(Some(package), "parsing", &panic))
-            });
-            progress.advance();
-            load
-        })
-        .collect();
+    let loads = load_units(&ws, &rules.opaque_macros, &cache_stats, progress);
     lap("parse", &mut phases);
     progress.phase("index", 0);
 
@@ -455,10 +492,17 @@ fn trace_unresolved(
             });
         }
     }
-    out.sort();
-    out.dedup();
+    // Several calls at one position (an expanded dependency macro's calls sit at the invocation)
+    // are one line with their count.
+    let mut counted: BTreeMap<String, usize> = BTreeMap::new();
     for line in out {
-        eprintln!("unresolved: {line}");
+        *counted.entry(line).or_default() += 1;
+    }
+    for (line, n) in counted {
+        match n {
+            1 => eprintln!("unresolved: {line}"),
+            n => eprintln!("unresolved: {line} (x{n})"),
+        }
     }
 }
 

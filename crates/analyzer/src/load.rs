@@ -236,7 +236,16 @@ fn bare_trait_object_alias(input: syn::parse::ParseStream) -> syn::Result<syn::I
 }
 
 pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
-    let load = load_unit_on_this_thread(ws, unit_index);
+    load_unit_with(ws, unit_index, Default::default())
+}
+
+/// [`load_unit`] able to expand the `#[macro_export]` macros of the unit's direct dependencies.
+pub fn load_unit_with(
+    ws: &Workspace,
+    unit_index: usize,
+    externs: std::sync::Arc<crate::macro_rules::ExternMacros>,
+) -> UnitLoad {
+    let load = load_unit_on_this_thread(ws, unit_index, externs);
     // proc-macro2 keeps the text and line table of every file parsed on a thread, for span
     // locations, until told otherwise: over a dependency graph that is all its source again
     // (deno: 158 MB of text, kept once per thread). Every syntax tree and token stream of the unit
@@ -246,7 +255,11 @@ pub fn load_unit(ws: &Workspace, unit_index: usize) -> UnitLoad {
     load
 }
 
-fn load_unit_on_this_thread(ws: &Workspace, unit_index: usize) -> UnitLoad {
+fn load_unit_on_this_thread(
+    ws: &Workspace,
+    unit_index: usize,
+    externs: std::sync::Arc<crate::macro_rules::ExternMacros>,
+) -> UnitLoad {
     let unit = &ws.units[unit_index];
     let package_dir = ws.packages[unit.package].manifest_dir.clone();
     let package_dir = package_dir.canonicalize().unwrap_or(package_dir);
@@ -258,7 +271,7 @@ fn load_unit_on_this_thread(ws: &Workspace, unit_index: usize) -> UnitLoad {
         package_dir,
         stack: Vec::new(),
         loaded_paths: BTreeSet::new(),
-        item_macros: ItemMacros::default(),
+        item_macros: ItemMacros::with_externs(externs),
         modules: Vec::new(),
         files: Vec::new(),
         diagnostics: Vec::new(),

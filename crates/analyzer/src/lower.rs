@@ -48,6 +48,10 @@ pub struct ItemMacros {
     exported_ahead: std::collections::HashMap<String, std::rc::Rc<MacroRules>>,
     /// The crate's `#[macro_export]` definitions met while lowering.
     exported: std::collections::HashMap<String, std::rc::Rc<MacroRules>>,
+    /// The direct dependencies' exported macros.
+    externs: std::sync::Arc<crate::macro_rules::ExternMacros>,
+    /// Those parsed so far in this crate, by (dependency, name); `None`: the text did not parse.
+    extern_rules: std::collections::HashMap<(String, String), Option<std::rc::Rc<MacroRules>>>,
     /// Names invoked (`name!`, `crate::name!`) where no definition was known.
     unknown: std::collections::HashSet<String>,
     /// Definitions over [`MACRO_DEFINITION_TOKENS`] met since the loader last took them
@@ -73,8 +77,32 @@ impl ItemMacros {
     pub fn with_exports(&self) -> ItemMacros {
         ItemMacros {
             exported_ahead: self.exported.clone(),
+            externs: self.externs.clone(),
             ..ItemMacros::default()
         }
+    }
+
+    /// A fresh state that can expand the dependencies' exported macros.
+    pub fn with_externs(externs: std::sync::Arc<crate::macro_rules::ExternMacros>) -> ItemMacros {
+        ItemMacros {
+            externs,
+            ..ItemMacros::default()
+        }
+    }
+
+    /// The rules of a dependency's macro, parsed on first use.
+    fn extern_rules(
+        &mut self,
+        krate: Option<&str>,
+        name: &str,
+    ) -> Option<(String, std::rc::Rc<MacroRules>)> {
+        let (krate, body) = self.externs.lookup(krate, name)?;
+        let rules = self
+            .extern_rules
+            .entry((krate.clone(), name.to_string()))
+            .or_insert_with(|| crate::macro_rules::parse_definition(&body).map(std::rc::Rc::new))
+            .clone()?;
+        Some((krate, rules))
     }
 }
 
@@ -95,6 +123,13 @@ pub struct Lowerer<'a> {
     nested_values: Vec<(String, IrType)>,
     /// How many `macro_rules!` expansions enclose the code being lowered.
     expansion_depth: usize,
+    /// How many of those are of a dependency's macro.
+    dependency_expansions: usize,
+    /// A macro invoked inside a dependency's macro's expansion could not be expanded (no arm
+    /// matched, a proc macro, a budget): the tt-muncher's intermediate syntax (tokio's
+    /// `select!(@{ .. })`) would be lowered as code, so the enclosing dependency macro falls
+    /// back to its invocation as written ([`Lowerer::lower_macro`]).
+    dependency_expansion_failed: bool,
     /// Expansions left for the outermost invocation being expanded ([`MACRO_EXPANSIONS`]).
     expansions_left: usize,
     /// Invocation tokens the outermost invocation's expansions may still match
@@ -111,6 +146,50 @@ pub struct Lowerer<'a> {
     /// The method names its method calls mention ([`IrModule::method_mentions`]).
     method_mentions: ustr::UstrSet,
 }
+
+/// Macros of std (and core/alloc) a dependency's macro may expand to, by name: not expanded
+/// here, but their arguments are walked as written, so an expansion invoking them loses nothing.
+const STD_MACROS: &[&str] = &[
+    "assert",
+    "assert_eq",
+    "assert_ne",
+    "cfg",
+    "column",
+    "compile_error",
+    "concat",
+    "dbg",
+    "debug_assert",
+    "debug_assert_eq",
+    "debug_assert_ne",
+    "env",
+    "eprint",
+    "eprintln",
+    "file",
+    "format",
+    "format_args",
+    "include",
+    "include_bytes",
+    "include_str",
+    "line",
+    "matches",
+    "module_path",
+    "option_env",
+    "panic",
+    "print",
+    "println",
+    "stringify",
+    "todo",
+    "unimplemented",
+    "unreachable",
+    "vec",
+    "write",
+    "writeln",
+    "addr_of",
+    "addr_of_mut",
+    "const_format_args",
+    "format_args_nl",
+    "try",
+];
 
 /// Expansions one outermost macro invocation may cause, nested ones included: a tt-muncher
 /// expands once per step, and a runaway recursion must end long before the IR grows large.
@@ -148,6 +227,8 @@ impl<'a> Lowerer<'a> {
             nested_uses: Vec::new(),
             nested_values: Vec::new(),
             expansion_depth: 0,
+            dependency_expansions: 0,
+            dependency_expansion_failed: false,
             expansions_left: MACRO_EXPANSIONS,
             expansion_tokens_left: MACRO_EXPANSION_TOKENS,
             writes: BTreeSet::new(),
@@ -662,7 +743,7 @@ impl<'a> Lowerer<'a> {
         let path = lower_path(&m.mac.path, None);
         let items = if last == "cfg_if" {
             self.cfg_if_items(m.mac.tokens.clone())
-        } else if let Some(expansion) = self.expand(&path, &m.mac.tokens) {
+        } else if let Some((expansion, _)) = self.expand(&path, &m.mac.tokens, m.mac.path.span()) {
             // Items a crate-local macro generates (fns, impls): lowered like written ones.
             self.expansion_depth += 1;
             let items = parse_items(expansion);
@@ -1029,21 +1110,45 @@ impl<'a> Lowerer<'a> {
     }
 
     /// Expands an invocation of a `macro_rules!` defined earlier in this crate, by name
-    /// (`name!`, `crate::name!`, `$crate::name!`). `None` when the macro is not local, no arm
-    /// matches, or the expansion budget of the outermost invocation is spent.
-    fn expand(&mut self, path: &IrPath, tokens: &TokenStream) -> Option<TokenStream> {
-        let name = match path.segments.as_slice() {
-            [only] if !path.leading_colon => &only.name,
-            [krate, name] if krate.name == "crate" || krate.name == self.crate_name => &name.name,
-            _ => return None,
-        };
-        let known = self.item_macros.rules.get(name.as_str());
-        let Some(rules) = known.or_else(|| self.item_macros.exported_ahead.get(name.as_str()))
-        else {
-            self.item_macros.unknown.insert(name.to_string());
+    /// (`name!`, `crate::name!`, `$crate::name!`), or exported by a direct dependency (`dep::name!`,
+    /// `::dep::name!`, or `name!` when no local definition is in scope and one dependency exports
+    /// the name). `None` when the macro is not known, no arm matches, or the expansion budget of
+    /// the outermost invocation is spent.
+    fn expand(
+        &mut self,
+        path: &IrPath,
+        tokens: &TokenStream,
+        at: proc_macro2::Span,
+    ) -> Option<(TokenStream, bool)> {
+        let expansion = self.expand_known(path, tokens, at);
+        if expansion.is_none() && self.dependency_expansions > 0 && self.find_rules(path).is_some()
+        {
+            self.dependency_expansion_failed = true;
+        }
+        expansion
+    }
+
+    /// [`Self::expand`] without noting failures; `true` with the tokens: a dependency's macro.
+    fn expand_known(
+        &mut self,
+        path: &IrPath,
+        tokens: &TokenStream,
+        at: proc_macro2::Span,
+    ) -> Option<(TokenStream, bool)> {
+        let Some((rules, dependency)) = self.find_rules(path) else {
+            // Maybe the crate's own exported macro, defined in a module lowered later.
+            let own = match path.segments.as_slice() {
+                [only] if !path.leading_colon => Some(&only.name),
+                [krate, name] if krate.name == "crate" || krate.name == self.crate_name => {
+                    Some(&name.name)
+                }
+                _ => None,
+            };
+            if let Some(name) = own {
+                self.item_macros.unknown.insert(name.to_string());
+            }
             return None;
         };
-        let rules = rules.clone();
         if self.expansion_depth == 0 {
             self.expansions_left = MACRO_EXPANSIONS;
             self.expansion_tokens_left = MACRO_EXPANSION_TOKENS;
@@ -1054,7 +1159,113 @@ impl<'a> Lowerer<'a> {
         }
         self.expansions_left -= 1;
         self.expansion_tokens_left -= size;
-        rules.expand(tokens, self.crate_name)
+        let Some(dep) = dependency else {
+            return rules.expand(tokens, self.crate_name).map(|t| (t, false));
+        };
+        let expansion = rules.expand(tokens, &dep)?;
+        // A dependency's macro whose expansion hands tokens to a macro that cannot be expanded
+        // here (a proc macro: async-stream's `try_stream!` → `try_stream_inner!(($crate) ..)`,
+        // tokio's `select!` → `select_priv_declare_output_enum!`) would hide its input inside
+        // that invocation: the input walked as written (the arm walk, lenient lowering, the
+        // resolver's `select!`/`join!` rules) sees more.
+        if self.invokes_unexpandable(&expansion) {
+            return None;
+        }
+        Some((crate::macro_rules::respan_definition(expansion, at), true))
+    }
+
+    /// Whether `tokens` invoke a macro (`path!(..)`, `path! {..}`) that is neither std's (by
+    /// its last segment, as re-exports name it: `$crate::__private::format_args!`) nor one
+    /// [`Self::find_rules`] finds.
+    fn invokes_unexpandable(&mut self, tokens: &TokenStream) -> bool {
+        let tts: Vec<TokenTree> = tokens.clone().into_iter().collect();
+        for (i, tt) in tts.iter().enumerate() {
+            match tt {
+                TokenTree::Group(g) if self.invokes_unexpandable(&g.stream()) => return true,
+                TokenTree::Punct(p) if p.as_char() == '!' && i > 0 => {
+                    let (Some(TokenTree::Ident(_)), Some(TokenTree::Group(_))) =
+                        (tts.get(i - 1), tts.get(i + 1))
+                    else {
+                        continue;
+                    };
+                    // The path before `!`: `a::b::c`, maybe with a leading `::`.
+                    let mut segments = Vec::new();
+                    let mut j = i;
+                    let mut leading_colon = false;
+                    while j > 0 {
+                        let TokenTree::Ident(id) = &tts[j - 1] else {
+                            break;
+                        };
+                        segments.push(ident_name(id));
+                        j -= 1;
+                        match (
+                            j.checked_sub(2).map(|k| &tts[k]),
+                            j.checked_sub(1).map(|k| &tts[k]),
+                        ) {
+                            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                                if a.as_char() == ':' && b.as_char() == ':' =>
+                            {
+                                j -= 2;
+                                if j == 0 || !matches!(&tts[j - 1], TokenTree::Ident(_)) {
+                                    leading_colon = true;
+                                    break;
+                                }
+                            }
+                            _ => break,
+                        }
+                    }
+                    segments.reverse();
+                    let last = segments.last().map(|n| n.as_str()).unwrap_or("");
+                    if STD_MACROS.contains(&last) || last == "macro_rules" {
+                        continue;
+                    }
+                    let path = IrPath {
+                        leading_colon,
+                        segments: segments
+                            .into_iter()
+                            .map(|name| crate::ir::IrSegment {
+                                name,
+                                generics: ThinVec::new(),
+                            })
+                            .collect(),
+                        qself: None,
+                        qself_position: 0,
+                    };
+                    if self.find_rules(&path).is_none() {
+                        return true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
+    /// The rules a macro path names: the crate's own (`name!`, `crate::name!`, `$crate::name!`,
+    /// textual scope first, then exported ones), else a direct dependency's exported one
+    /// (`dep::name!`, `::dep::name!`, or a bare `name!` one dependency exports), with that
+    /// dependency's name.
+    fn find_rules(&mut self, path: &IrPath) -> Option<(std::rc::Rc<MacroRules>, Option<String>)> {
+        let (krate, name) = match path.segments.as_slice() {
+            [only] if !path.leading_colon => (None, &only.name),
+            [krate, name] if krate.name == "crate" || krate.name == self.crate_name => {
+                (None, &name.name)
+            }
+            [krate, name] if krate.name != "self" && krate.name != "super" => {
+                (Some(krate.name.as_str()), &name.name)
+            }
+            _ => return None,
+        };
+        if krate.is_none() {
+            let known = self.item_macros.rules.get(name.as_str());
+            if let Some(rules) =
+                known.or_else(|| self.item_macros.exported_ahead.get(name.as_str()))
+            {
+                return Some((rules.clone(), None));
+            }
+        }
+        let (dep, rules) = self.item_macros.extern_rules(krate, name)?;
+        Some((rules, Some(dep)))
     }
 
     fn lower_macro(&mut self, mac: &syn::Macro) -> IrExpr {
@@ -1070,17 +1281,28 @@ impl<'a> Lowerer<'a> {
         {
             return IrExpr::Other(ThinVec::new());
         }
-        if let Some(expansion) = self.expand(&path, &mac.tokens) {
+        if let Some((expansion, from_dependency)) = self.expand(&path, &mac.tokens, mac.path.span())
+        {
+            let outer_failed = std::mem::replace(&mut self.dependency_expansion_failed, false);
             self.expansion_depth += 1;
+            self.dependency_expansions += from_dependency as usize;
             let exprs = self.lenient_exprs(expansion);
+            self.dependency_expansions -= from_dependency as usize;
             self.expansion_depth -= 1;
-            return IrExpr::Macro {
-                path: Box::new(path),
-                exprs,
-                pos: pos(mac.path.span()),
-                first_ident: None,
-                expanded: true,
-            };
+            let failed = std::mem::replace(&mut self.dependency_expansion_failed, outer_failed);
+            if !(from_dependency && failed) {
+                self.dependency_expansion_failed |= failed;
+                return IrExpr::Macro {
+                    path: Box::new(path),
+                    exprs,
+                    pos: pos(mac.path.span()),
+                    first_ident: None,
+                    expanded: true,
+                };
+            }
+            // Lowered as written below; an enclosing dependency macro's expansion holds this
+            // one's intermediate syntax too, so it falls back as well.
+            self.dependency_expansion_failed |= self.dependency_expansions > 0;
         }
         // In a function body too, only the live `cfg_if!` branch counts: its `use`s join the
         // module's imports, and a dead branch's (`use std::os::unix::net::UnixStream` beside a
@@ -1748,6 +1970,18 @@ fn lower_pat_shape(p: &syn::Pat) -> IrPat {
         syn::Pat::Paren(pp) => return lower_pat(&pp.pat),
         syn::Pat::Tuple(t) => {
             pat.tuple = t.elems.iter().map(lower_pat).collect();
+        }
+        // `let [mut a, mut b, ..] = *state;` (sha2's compression rounds on `[u64; 8]`).
+        syn::Pat::Slice(s) => {
+            for elem in &s.elems {
+                match elem {
+                    syn::Pat::Rest(_) => {}
+                    syn::Pat::Ident(pi) if matches!(pi.subpat.as_ref(), Some((_, sub)) if matches!(&**sub, syn::Pat::Rest(_))) => {
+                        pat.others.push(ident_name(&pi.ident))
+                    }
+                    other => pat.elements.push(lower_pat(other)),
+                }
+            }
         }
         syn::Pat::TupleStruct(ts)
             if ts.elems.len() == 1

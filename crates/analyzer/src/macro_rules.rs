@@ -12,7 +12,13 @@
 //! …). A repetition takes iterations greedily while its body matches a fork of the input; rustc
 //! decides with one token of lookahead, which agrees on the macros real code writes (it rejects
 //! the ambiguous ones). Not supported (the caller falls back to walking every arm): meta-variable
-//! expressions (`${count(x)}`), and macros from other crates.
+//! expressions (`${count(x)}`).
+//!
+//! Macros of other crates: a `#[macro_export]` definition of a direct dependency is expanded too
+//! ([`ExternMacros`]), with `$crate` read as the name the invoking crate knows the dependency by.
+//! Definitions cross threads as text (token streams are `!Send`) and are parsed on first use in
+//! each invoking crate; their own tokens carry no position in the invoking file, so what they
+//! generate is placed at the invocation ([`respan_definition`]).
 //!
 //! Hand-rolled: the one maintained implementation, rust-analyzer's `mbe` (published as
 //! `ra_ap_mbe`), works on rust-analyzer's own token trees and syntax tree, with no stable API; the
@@ -218,6 +224,119 @@ impl MacroRules {
         }
         None
     }
+}
+
+/// One crate's `#[macro_export]` macros as text, built once and shared by the crates that
+/// depend on it.
+#[derive(Debug, Default)]
+pub struct Exports {
+    /// Macro name → definition body text.
+    bodies: HashMap<String, std::sync::Arc<str>>,
+    fingerprint: [u8; 16],
+}
+
+impl Exports {
+    /// From a crate's exports (name, body text), each name once.
+    pub fn new(exports: Vec<(String, String)>) -> Exports {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        let mut bodies = HashMap::new();
+        for (name, body) in exports {
+            h.update(name.as_bytes());
+            h.update([0]);
+            h.update(body.as_bytes());
+            h.update([1]);
+            bodies.insert(name, body.into());
+        }
+        let mut fingerprint = [0; 16];
+        fingerprint.copy_from_slice(&h.finalize()[..16]);
+        Exports {
+            bodies,
+            fingerprint,
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.bodies.is_empty()
+    }
+}
+
+/// The `#[macro_export]` macros a crate can name from its direct dependencies.
+#[derive(Debug, Default)]
+pub struct ExternMacros {
+    /// Each dependency with exports, by the name the invoking crate knows it by, in name order.
+    deps: Vec<(String, std::sync::Arc<Exports>)>,
+    /// A hash of the dependencies' names and exports, for the cache key of the invoking crate;
+    /// empty when there are none.
+    pub fingerprint: String,
+}
+
+impl ExternMacros {
+    /// From each dependency's name in the invoking crate and its exports; those without any are
+    /// left out.
+    pub fn new(deps: Vec<(String, std::sync::Arc<Exports>)>) -> ExternMacros {
+        use sha2::{Digest, Sha256};
+        let deps: Vec<_> = deps.into_iter().filter(|(_, e)| !e.is_empty()).collect();
+        let mut fingerprint = String::new();
+        if !deps.is_empty() {
+            let mut h = Sha256::new();
+            for (krate, exports) in &deps {
+                h.update(krate.as_bytes());
+                h.update([0]);
+                h.update(exports.fingerprint);
+            }
+            fingerprint = crate::rules::hex(&h.finalize()[..16]);
+        }
+        ExternMacros { deps, fingerprint }
+    }
+
+    /// The dependency and body text of macro `name` named through `krate` (`Some`: a path
+    /// `krate::name!`), or by its bare name when exactly one dependency exports it (`info!` of
+    /// both `log` and `tracing` is ambiguous without the crate's imports, and stays an arm walk).
+    pub fn lookup(&self, krate: Option<&str>, name: &str) -> Option<(String, std::sync::Arc<str>)> {
+        let mut found = self
+            .deps
+            .iter()
+            .filter(|(k, _)| krate.is_none_or(|want| want == k))
+            .filter_map(|(k, e)| Some((k.clone(), e.bodies.get(name)?.clone())));
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
+    }
+}
+
+/// Parses a dependency's macro body from its text with every token at `Span::call_site()`, so
+/// [`respan_definition`] can tell its tokens from the invocation's after expansion.
+pub fn parse_definition(text: &str) -> Option<MacroRules> {
+    let tokens: TokenStream = text.parse().ok()?;
+    MacroRules::parse(set_spans(tokens, proc_macro2::Span::call_site(), &|_| true))
+}
+
+/// Places the tokens an expansion took from a dependency's definition (at `call_site`) at the
+/// invocation (`at`); the invocation's own tokens keep their positions.
+pub fn respan_definition(tokens: TokenStream, at: proc_macro2::Span) -> TokenStream {
+    set_spans(tokens, at, &|s| s.byte_range() == (0..0))
+}
+
+fn set_spans(
+    tokens: TokenStream,
+    to: proc_macro2::Span,
+    which: &dyn Fn(proc_macro2::Span) -> bool,
+) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut tt| {
+            let here = which(tt.span());
+            if let TokenTree::Group(g) = &tt {
+                let mut inner = Group::new(g.delimiter(), set_spans(g.stream(), to, which));
+                inner.set_span(if here { to } else { g.span() });
+                return TokenTree::Group(inner);
+            }
+            if here {
+                tt.set_span(to);
+            }
+            tt
+        })
+        .collect()
 }
 
 /// Invocations longer than this are data tables (lookup tables, generated lists), not code
@@ -598,5 +717,53 @@ mod tests {
         );
         // Unknown fragment kinds drop the arm; no arm left: no rules.
         assert!(MacroRules::parse("($x:nonsense) => { $x }".parse().unwrap()).is_none());
+    }
+
+    /// A dependency's `#[macro_export]` macros expand in the crate that invokes them: only the
+    /// arm that matches runs (anyhow's `anyhow!("literal")` never takes the `$err:expr` arm's
+    /// `anyhow_kind()` path), `$crate` names the dependency, and what the definition generates is
+    /// placed at the invocation's line. Before, every arm was walked at every invocation.
+    #[test]
+    fn a_dependencys_exported_macros_expand_arm_by_match() {
+        let dep = "#[macro_export]\n\
+                   macro_rules! fail {\n\
+                   \x20   ($msg:literal) => { $crate::Error::msg($msg) };\n\
+                   \x20   ($err:expr) => { $crate::private::kind(&$err).load_sync() };\n\
+                   }\n\
+                   #[macro_export]\n\
+                   macro_rules! read_now { ($p:expr) => { ::std::fs::read($p) }; }\n\
+                   #[macro_export]\n\
+                   macro_rules! forward { ($($tt:tt)*) => { $crate::private::inner!(($crate) $($tt)*) }; }\n\
+                   #[macro_export]\n\
+                   macro_rules! muncher {\n\
+                   \x20   (@done $($t:tt)*) => { $crate::private::inner!($($t)*) };\n\
+                   \x20   ($($t:tt)*) => { $crate::muncher!(@done $($t)*) };\n\
+                   }\n\
+                   pub struct Error;\n\
+                   impl Error { pub fn msg(_m: &str) -> Error { Error } }\n\
+                   pub mod private {\n\
+                   \x20   pub struct K;\n\
+                   \x20   impl K { pub fn load_sync(&self) -> super::Error { std::fs::read(\"cfg\").ok(); super::Error } }\n\
+                   \x20   pub fn kind<T>(_: &T) -> K { K }\n\
+                   }\n";
+        let app = "use failing::fail;\n\
+                   pub async fn literal() { let _ = fail!(\"no\"); }\n\
+                   pub async fn error(x: u8) { let _ = fail!(x); }\n\
+                   pub async fn by_path() {\n\
+                   \x20   let _ = failing::read_now!(\"p\");\n\
+                   }\n\
+                   pub async fn forwarded() {\n\
+                   \x20   let _ = failing::forward! { std::thread::sleep(std::time::Duration::from_secs(1)); };\n\
+                   }\n\
+                   pub async fn munched() {\n\
+                   \x20   let _ = failing::muncher! { std::thread::sleep(std::time::Duration::from_secs(1)); };\n\
+                   }\n";
+        let report =
+            crate::testutil::analyze_app_with_dependency("extern-macros", app, "failing", dep);
+        let lines = crate::testutil::site_lines(&report);
+        // A macro that forwards its input to a proc macro (async-stream's `try_stream!`) is not
+        // expanded: its input is walked as written (line 8); nor is a tt-muncher whose later
+        // step does (tokio's `select!`), rather than lowering its `@done ..` syntax (line 11).
+        assert_eq!(lines, [3, 5, 8, 11], "{:?}", report.findings);
     }
 }

@@ -37,6 +37,26 @@
 //! chrono's `TZ_INFO.with(|c| c.borrow_mut().get_or_insert_with(Cache::default))` is the common
 //! case: the time-zone file is read once per thread, not on every `Local::now()`.
 //!
+//! A *lazy cell written by hand*, an enum whose method replaces `*self` on its uninitialised
+//! state, is recognised like a `OnceCell` (whose cold path counts as `init` wherever the cell
+//! lives):
+//!
+//! ```ignore
+//! match self {
+//!     LazyDiskCache::Uninit { root, max_size } => {
+//!         *self = LazyDiskCache::Init(LruDiskCache::new(&root, *max_size)?); // once
+//!         self.get_or_init()
+//!     }
+//!     LazyDiskCache::Init(d) => Ok(d),
+//! }
+//! ```
+//!
+//! (sccache's `LazyDiskCache::get_or_init`, which creates and scans the cache directory on the
+//! first preprocessor-cache lookup; rounds 2–7 of the review found it four times as init-once).
+//! The arm's pattern names one variant and the stored value builds another, so the state moves on
+//! and the arm does not run again unless something resets it. An arm that stores its own variant
+//! (`State::Idle => *self = State::Idle(..)`) or an `Option` field is not such a cell.
+//!
 //! A value stored in a local `Mutex` or a field (`self.cache`) is not recognised: whether that
 //! cache outlives a request is not visible from the function.
 
@@ -80,6 +100,9 @@ struct Scan<'a> {
     /// Statics (by last path segment) looked up by an `if` that returns on a hit, so far: a
     /// later insert into one of them fills a keyed cache.
     looked_up: BTreeSet<String>,
+    /// The variant (last path segment) of the `match self` arm, or `if let V = self`, being
+    /// visited, innermost last.
+    self_states: Vec<Option<String>>,
 }
 
 impl<'a> Visit<'a> for Scan<'a> {
@@ -99,8 +122,35 @@ impl<'a> Visit<'a> for Scan<'a> {
             if matches!(u.op, syn::UnOp::Deref(_)) && self.is_cache(&u.expr) {
                 self.stored.push(&a.right);
             }
+            // `*self = Enum::Init(build())` in the arm of another variant: a lazy cell.
+            let moves_on = matches!(u.op, syn::UnOp::Deref(_))
+                && is_self(&u.expr)
+                && self
+                    .self_states
+                    .last()
+                    .cloned()
+                    .flatten()
+                    .is_some_and(|from| variant_built(&a.right).is_some_and(|to| to != from));
+            if moves_on {
+                self.stored.push(&a.right);
+            }
         }
         syn::visit::visit_expr_assign(self, a);
+    }
+
+    fn visit_expr_match(&mut self, m: &'a syn::ExprMatch) {
+        if !is_self(&m.expr) {
+            return syn::visit::visit_expr_match(self, m);
+        }
+        self.visit_expr(&m.expr);
+        for arm in &m.arms {
+            self.self_states.push(variant_of(&arm.pat));
+            if let Some((_, guard)) = &arm.guard {
+                self.visit_expr(guard);
+            }
+            self.visit_expr(&arm.body);
+            self.self_states.pop();
+        }
     }
 
     fn visit_expr_method_call(&mut self, m: &'a syn::ExprMethodCall) {
@@ -134,6 +184,19 @@ impl<'a> Visit<'a> for Scan<'a> {
     }
 
     fn visit_expr_if(&mut self, i: &'a syn::ExprIf) {
+        // `if let Enum::Uninit { .. } = self { *self = Enum::Init(..) }`: a lazy cell's test.
+        if let syn::Expr::Let(l) = &*i.cond {
+            if is_self(&l.expr) {
+                self.visit_expr(&l.expr);
+                self.self_states.push(variant_of(&l.pat));
+                self.visit_block(&i.then_branch);
+                self.self_states.pop();
+                if let Some((_, e)) = &i.else_branch {
+                    self.visit_expr(e);
+                }
+                return;
+            }
+        }
         // `if let Some(v) = CACHE.get(k) { return .. }` / `if CACHE.contains_key(k) { return }`:
         // the hit returns, so what follows runs on a miss.
         let mut returns = Returns(false);
@@ -176,6 +239,47 @@ impl Scan<'_> {
             other => is_static_guard(other, &self.aliases),
         }
     }
+}
+
+/// `self`, `*self`, `&mut *self`, `&*self`, in parentheses.
+fn is_self(e: &syn::Expr) -> bool {
+    match e {
+        syn::Expr::Path(p) => p.path.is_ident("self"),
+        syn::Expr::Unary(u) if matches!(u.op, syn::UnOp::Deref(_)) => is_self(&u.expr),
+        syn::Expr::Reference(r) => is_self(&r.expr),
+        syn::Expr::Paren(p) => is_self(&p.expr),
+        _ => false,
+    }
+}
+
+/// The variant a pattern names, by its last path segment: `Enum::Uninit { .. }`,
+/// `Enum::Init(_)`, `Self::Empty`; `None` for anything else (bindings, wildcards, or-patterns).
+fn variant_of(p: &syn::Pat) -> Option<String> {
+    let path = match p {
+        syn::Pat::Struct(s) => &s.path,
+        syn::Pat::TupleStruct(t) => &t.path,
+        syn::Pat::Path(p) => &p.path,
+        syn::Pat::Reference(r) => return variant_of(&r.pat),
+        syn::Pat::Paren(p) => return variant_of(&p.pat),
+        _ => return None,
+    };
+    // A single segment is a binding or a unit struct, not an enum's variant.
+    (path.segments.len() > 1).then(|| path.segments.last().map(|s| s.ident.to_string()))?
+}
+
+/// The variant a value builds, by its last path segment: `Enum::Init(..)`, `Enum::Ready { .. }`,
+/// `Self::Done`, through `?`, `.unwrap()` and parentheses.
+fn variant_built(e: &syn::Expr) -> Option<String> {
+    let path = match strip_adapters(e) {
+        syn::Expr::Call(c) => match &*c.func {
+            syn::Expr::Path(p) => &p.path,
+            _ => return None,
+        },
+        syn::Expr::Struct(s) => &s.path,
+        syn::Expr::Path(p) => &p.path,
+        _ => return None,
+    };
+    (path.segments.len() > 1).then(|| path.segments.last().map(|s| s.ident.to_string()))?
 }
 
 /// The static `e` names directly (no lock guard: a concurrent map), by its last path segment.
@@ -500,6 +604,59 @@ mod tests {
         );
         assert!(
             with_init.contains(&(40, "std::fs::read".to_string(), "init".to_string())),
+            "{with_init:?}"
+        );
+    }
+
+    /// sccache's `LazyDiskCache::get_or_init`: the arm of the uninitialised variant replaces
+    /// `*self` with the initialised one, built by a call that creates the cache directory. That
+    /// call runs once per cell. An arm that stores its own variant again, and a `match` on
+    /// something other than `self`, are per call.
+    #[test]
+    fn a_hand_written_lazy_cell_builds_its_value_once() {
+        let src = "struct Disk;\n\
+                   impl Disk { fn new(p: &str) -> Result<Disk, ()> { std::fs::create_dir_all(p).unwrap(); Ok(Disk) } }\n\
+                   enum Lazy { Uninit { root: String }, Init(Disk) }\n\
+                   impl Lazy {\n\
+                   \x20   fn get_or_init(&mut self) -> Result<&mut Disk, ()> {\n\
+                   \x20       match self {\n\
+                   \x20           Lazy::Uninit { root } => { *self = Lazy::Init(Disk::new(&root)?); self.get_or_init() }\n\
+                   \x20           Lazy::Init(d) => Ok(d),\n\
+                   \x20       }\n\
+                   \x20   }\n\
+                   \x20   fn reopen(&mut self) {\n\
+                   \x20       if let Lazy::Init(_) = self { *self = Lazy::Init(Disk::new(\"again\").unwrap()); }\n\
+                   \x20   }\n\
+                   \x20   fn first(&mut self) {\n\
+                   \x20       if let Lazy::Uninit { .. } = self { *self = Lazy::Init(Disk::new(\"first\").unwrap()); }\n\
+                   \x20   }\n\
+                   }\n\
+                   fn rebuild(slot: &mut Lazy, other: &Lazy) {\n\
+                   \x20   match other { Lazy::Uninit { .. } => *slot = Lazy::Init(Disk::new(\"x\").unwrap()), Lazy::Init(_) => {} }\n\
+                   }\n\
+                   async fn handler(l: &mut Lazy, o: &Lazy) {\n\
+                   \x20   l.get_or_init();\n\
+                   \x20   l.reopen();\n\
+                   \x20   l.first();\n\
+                   \x20   rebuild(l, o);\n\
+                   }\n";
+        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
+        assert_eq!(lines, [23, 25], "{:?}", findings(src, false));
+        let with_init = findings(src, true);
+        assert!(
+            with_init.contains(&(
+                22,
+                "std::fs::create_dir_all".to_string(),
+                "init".to_string()
+            )),
+            "{with_init:?}"
+        );
+        assert!(
+            with_init.contains(&(
+                24,
+                "std::fs::create_dir_all".to_string(),
+                "init".to_string()
+            )),
             "{with_init:?}"
         );
     }

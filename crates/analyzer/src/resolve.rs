@@ -633,6 +633,12 @@ impl Walker<'_> {
             self.bind_pat(inner, ty.unwrap_result_like());
         } else if let Some(variant) = &pat.variant {
             let (path, elems) = &**variant;
+            if let ([last], [elem]) = (path.segments.as_slice(), elems.as_slice()) {
+                // `Err(error) => return Err(error.into())` (time's `try_likely_ok!`).
+                if last.name == "Err" && last.generics.is_empty() {
+                    return self.bind_pat(elem, ty.result_error());
+                }
+            }
             let fields = self.variant_fields(path, &ty);
             for (i, p) in elems.iter().enumerate() {
                 let t = fields.get(i).map(|(_, t)| t.clone());
@@ -649,6 +655,11 @@ impl Walker<'_> {
                     None => self.field_type(&ty, name),
                 };
                 self.bind_pat(p, t);
+            }
+        } else if !pat.elements.is_empty() {
+            let elem = self.index_type(ty, false);
+            for p in &pat.elements {
+                self.bind_pat(p, elem.clone());
             }
         } else if !pat.tuple.is_empty() {
             let elems = match ty.peel_refs() {
@@ -3495,6 +3506,46 @@ mod tests {
              async fn a() {\n m7!();\n let _ = load!();\n}\n",
         );
         assert_eq!(one(&src), [(12, "NB0101".into())]);
+    }
+
+    /// `Err(e)` binds the `Result`'s error type, not its value type: `e.sync()` on a
+    /// `Result<Db, Fail>` calls `Fail::sync` (time's `try_likely_ok!` matches `Err(error)` and
+    /// converts it); an `io::Result`'s error is `std::io::Error`.
+    #[test]
+    fn err_patterns_bind_the_error_type() {
+        let src = "struct Db; struct Fail;\n\
+                   impl Db { fn sync(&self) { std::fs::read(\"db\").ok(); } }\n\
+                   impl Fail { fn sync(&self) { std::thread::sleep(d()); } }\n\
+                   fn d() -> std::time::Duration { todo!() }\n\
+                   fn open() -> Result<Db, Fail> { todo!() }\n\
+                   async fn a() {\n\
+                   \x20   match open() { Ok(db) => db.sync(), Err(e) => e.sync() }\n\
+                   \x20   if let Err(e) = std::fs::File::open(\"x\") { let _ = e.kind(); }\n\
+                   }\n";
+        assert_eq!(
+            one(src),
+            [
+                (7, "NB0101".into()),
+                (7, "NB0201".into()),
+                (8, "NB0101".into())
+            ]
+        );
+    }
+
+    /// `let [a, b, ..] = *state;` binds each name to the array's element type (sha2's
+    /// compression rounds on `[u64; 8]`); `rest @ ..` binds a slice, left unknown.
+    #[test]
+    fn slice_patterns_bind_the_element_type() {
+        let src = "struct Db; struct Fail;\n\
+                   impl Db { fn sync(&self) { std::fs::read(\"db\").ok(); } }\n\
+                   impl Fail { fn sync(&self) { std::thread::sleep(d()); } }\n\
+                   fn d() -> std::time::Duration { todo!() }\n\
+                   async fn a(dbs: &[Db; 3]) {\n\
+                   \x20   let [first, .., last] = dbs;\n\
+                   \x20   first.sync();\n\
+                   \x20   last.sync();\n\
+                   }\n";
+        assert_eq!(one(src), [(7, "NB0101".into()), (8, "NB0101".into())]);
     }
 
     #[test]

@@ -78,6 +78,21 @@ impl Ty {
         }
     }
 
+    /// The error type of a `Result` (`Err(e)` binds it): the second argument of
+    /// `std::result::Result<T, E>` (local aliases are expanded to it), `std::io::Error` for
+    /// `io::Result<T>`; `Unknown` for anything else, an unexpanded alias of another crate included.
+    pub fn result_error(&self) -> Ty {
+        match self.peel_refs() {
+            Ty::Adt(TyCon::External(p), args) if p == "std::result::Result" && args.len() == 2 => {
+                args[1].clone()
+            }
+            Ty::Adt(TyCon::External(p), _) if p == "std::io::Result" => {
+                Ty::external("std::io::Error", Vec::new())
+            }
+            _ => Ty::Unknown,
+        }
+    }
+
     /// One step of auto-deref for external smart pointers and std's owned/borrowed pairs.
     pub fn deref_external(&self) -> Option<Ty> {
         match self {
