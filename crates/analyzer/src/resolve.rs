@@ -2253,8 +2253,8 @@ impl Walker<'_> {
         for _ in 0..MAX_AUTODEREF {
             let peeled = t.peel_refs().clone();
             match &peeled {
-                Ty::Adt(TyCon::Local(tid), _) => {
-                    let found = self.local_methods(*tid, method, matches!(t, Ty::Ref(_)));
+                Ty::Adt(TyCon::Local(tid), args) => {
+                    let found = self.local_methods(*tid, args, method, matches!(t, Ty::Ref(_)));
                     if !found.is_empty() {
                         return (found, peeled);
                     }
@@ -2353,12 +2353,29 @@ impl Walker<'_> {
     /// (`impl<T: Bound> Tr for T`), whose trait is in scope at the call, as rustc probes them.
     /// `by_ref`: the receiver is a reference to the type, so the impls for `&Type` come before
     /// the type's own (on an owned receiver they come after: autoref).
-    fn local_methods(&self, tid: usize, method: &str, by_ref: bool) -> Vec<Target> {
+    ///
+    /// Inherent methods of impls for other type arguments do not apply: `Self::build_internal`
+    /// in `impl ConfigBuilder<AsyncState>` is that impl's (async) fn, not the one of `impl
+    /// ConfigBuilder<DefaultState>` (config-rs; review round 8's wrong-impl). When no impl's
+    /// arguments fit `args` (an argument inferred wrong), all are kept.
+    fn local_methods(&self, tid: usize, args: &[Ty], method: &str, by_ref: bool) -> Vec<Target> {
         let ty = &self.index.types[tid];
         if let Some(fs) = ty.inherent.get(method) {
-            return fs
-                .iter()
-                .map(|f| Target::Fn(*f, Confidence::High))
+            let fits = |f: &FnId| match self.index.fns[*f].owner {
+                FnOwner::Impl(iid) => {
+                    type_args_fit(self.index.impls[iid].self_ty.type_args(), args)
+                }
+                _ => true,
+            };
+            let fitting: Vec<FnId> = fs.iter().copied().filter(fits).collect();
+            let chosen = if fitting.is_empty() {
+                fs.to_vec()
+            } else {
+                fitting
+            };
+            return chosen
+                .into_iter()
+                .map(|f| Target::Fn(f, Confidence::High))
                 .collect();
         }
         let mut explicit = Vec::new();
@@ -2700,11 +2717,11 @@ impl Walker<'_> {
     /// `Type::name(..)` where `Type` is known.
     fn assoc_targets(&self, ty: &Ty, name: &str) -> Vec<Target> {
         match ty {
-            Ty::Adt(TyCon::Local(tid), _) => {
+            Ty::Adt(TyCon::Local(tid), args) => {
                 if let TypeKind::Trait { .. } = self.index.types[*tid].kind {
                     return self.trait_dispatch(*tid, name);
                 }
-                self.local_methods(*tid, name, false)
+                self.local_methods(*tid, args, name, false)
             }
             Ty::Adt(TyCon::External(p), _) => {
                 vec![Target::External(format!("{p}::{name}"), Confidence::High)]
@@ -3184,6 +3201,20 @@ fn may_be_same(a: &Ty, b: &Ty) -> bool {
 
 /// The value of a std macro that the analysed graph does not define: `vec![a, b]` is a
 /// `Vec` of the first element's type, `format!(..)` a `String`; any other is unknown.
+/// Whether an impl's self-type arguments (`ConfigBuilder<DefaultState>`: `[DefaultState]`) can
+/// be those of a receiver's: a generic or unknown argument on either side fits anything, types
+/// of the graph or std must be the same constructor with fitting arguments.
+fn type_args_fit(impl_args: &[Ty], args: &[Ty]) -> bool {
+    impl_args.iter().zip(args).all(|(i, a)| match (i, a) {
+        (Ty::Param { .. } | Ty::Unknown, _) | (_, Ty::Param { .. } | Ty::Unknown) => true,
+        (Ty::Adt(ci, ai), Ty::Adt(ca, aa)) => ci == ca && type_args_fit(ai, aa),
+        (Ty::Ref(i), Ty::Ref(a)) => type_args_fit(std::slice::from_ref(i), std::slice::from_ref(a)),
+        (Ty::Adt(..), Ty::Ref(_) | Ty::Tuple(_) | Ty::Slice(_) | Ty::Str)
+        | (Ty::Ref(_) | Ty::Tuple(_) | Ty::Slice(_) | Ty::Str, Ty::Adt(..)) => false,
+        _ => true,
+    })
+}
+
 fn std_macro_type(path: &IrPath, first: Ty) -> Ty {
     let names = path.names();
     let name = match names.as_slice() {
@@ -3546,6 +3577,26 @@ mod tests {
                    \x20   last.sync();\n\
                    }\n";
         assert_eq!(one(src), [(7, "NB0101".into()), (8, "NB0101".into())]);
+    }
+
+    /// Same-named inherent methods of impls for different type arguments (config-rs'
+    /// `impl ConfigBuilder<DefaultState>` and `impl ConfigBuilder<AsyncState>`, both with
+    /// `build_internal`): `Self::` and `self.` calls go to the impl whose arguments fit.
+    #[test]
+    fn inherent_methods_of_impls_for_other_type_arguments_do_not_apply() {
+        let src = "pub struct Sync_; pub struct Async_;\n\
+                   pub struct Builder<St> { st: St }\n\
+                   impl Builder<Sync_> {\n\
+                   \x20   fn internal() { std::fs::read(\"cfg\").ok(); }\n\
+                   \x20   fn helper(&self) { std::thread::sleep(std::time::Duration::from_secs(1)); }\n\
+                   }\n\
+                   impl Builder<Async_> {\n\
+                   \x20   async fn internal() {}\n\
+                   \x20   fn helper(&self) {}\n\
+                   \x20   pub async fn build(&self) { Self::internal().await; self.helper(); }\n\
+                   }\n\
+                   pub async fn sync_one(b: &Builder<Sync_>) { b.helper(); }\n";
+        assert_eq!(one(src), [(12, "NB0201".into())]);
     }
 
     #[test]

@@ -334,6 +334,24 @@ pub(crate) fn mark_block_on_roots(
     };
     // Callers of each async fn: (calling body, call position).
     let callers = async_fn_callers(index, bodies, off, |bi, c, _| (bi, c.pos));
+    let by_variant = flavor_by_variant(index, bodies, &by_owner, &polling_of);
+    let polled_by_variant = |b: usize, pos: Pos| {
+        bodies[b].kind == BodyKind::Fn && by_variant.contains(&(bodies[b].owner, pos))
+    };
+    // The async fns those calls poll: (fn, its body), entries of the block_on thread while
+    // every caller of theirs is (the fixpoint below keeps them in `fns` only then).
+    let variant_entries: Vec<(FnId, usize)> = bodies
+        .iter()
+        .enumerate()
+        .filter(|(_, b)| b.kind == BodyKind::Fn)
+        .flat_map(|(bi, b)| b.calls.iter().map(move |c| (bi, c)))
+        .filter(|(bi, c)| polled_by_variant(*bi, c.pos))
+        .flat_map(|(_, c)| &c.effects)
+        .filter_map(|e| match e {
+            Effect::Edge { callee, .. } => Some((*callee, fn_body[*callee]?)),
+            _ => None,
+        })
+        .collect();
     // The body a context of `owner` is (`None`: its fn body).
     let body_of = |owner: FnId, ctx: Option<Pos>| -> Option<usize> {
         by_owner[&owner].iter().copied().find(|&b| match ctx {
@@ -378,7 +396,13 @@ pub(crate) fn mark_block_on_roots(
         .filter(|f| !spawned.contains(f) && fn_body[*f].is_some_and(|b| bodies[b].root.is_some()))
         .collect();
     loop {
-        let seeds_and_off: BTreeSet<usize> = entry_seeds.union(&off.bodies).copied().collect();
+        let mut seeds_and_off: BTreeSet<usize> = entry_seeds.union(&off.bodies).copied().collect();
+        seeds_and_off.extend(
+            variant_entries
+                .iter()
+                .filter(|(f, _)| fns.contains(f))
+                .map(|e| e.1),
+        );
         let on_thread = closure(
             bodies,
             fn_body,
@@ -399,6 +423,9 @@ pub(crate) fn mark_block_on_roots(
         });
         fns.retain(|f| {
             callers[f].iter().all(|&(b, pos)| {
+                if polled_by_variant(b, pos) {
+                    return true;
+                }
                 let owner = bodies[b].owner;
                 let Some(p) = polling_of.get(&owner) else {
                     return false;
@@ -417,21 +444,22 @@ pub(crate) fn mark_block_on_roots(
             // caller there (a block_on argument in sync code, or a body reached so far); a fn
             // polled only by off-worker bodies runs on their thread, and is no root.
             let mut main_fns = BTreeSet::new();
+            let mut entries = entry_seeds.clone();
+            entries.extend(
+                variant_entries
+                    .iter()
+                    .filter(|(f, _)| fns.contains(f))
+                    .map(|e| e.1),
+            );
             let reached = loop {
-                let reached = closure(
-                    bodies,
-                    fn_body,
-                    &by_owner,
-                    &polling_of,
-                    &entry_seeds,
-                    &main_fns,
-                );
+                let reached = closure(bodies, fn_body, &by_owner, &polling_of, &entries, &main_fns);
                 let next: BTreeSet<FnId> = fns
                     .iter()
                     .copied()
                     .filter(|f| {
                         callers[f].iter().any(|&(b, pos)| {
                             reached.contains(&b)
+                                || polled_by_variant(b, pos)
                                 || polling_of
                                     .get(&bodies[b].owner)
                                     .is_some_and(|p| p.block_on_calls.contains_key(&pos))
@@ -451,6 +479,170 @@ pub(crate) fn mark_block_on_roots(
             }
             return;
         }
+    }
+}
+
+/// Calls that run on a multi-thread runtime's `block_on` thread because the runtime's flavor is
+/// chosen by the same value that picks the arm they are in (atuin's client):
+///
+/// ```ignore
+/// let runtime = if matches!(&self, Self::Ai(_)) { Builder::new_multi_thread() }
+///               else { Builder::new_current_thread() };
+/// runtime.block_on(self.run_inner(..));        // run_inner: `match self { Self::Ai(ai) => ai.run().await, .. }`
+/// ```
+///
+/// The fn naming both flavors keeps `run_inner` a worker root (on a current-thread runtime the
+/// calling thread is the only worker), but the calls in `run_inner`'s arms for the variants
+/// `matches!` tests (or for the others, when the `if` builds the current-thread runtime) are
+/// polled by the multi-thread runtime's `block_on` thread: (`run_inner`, call position).
+/// Recognised syntactically: an `if matches!(X, V1 | ..)` whose branches name
+/// `new_multi_thread` and `new_current_thread`, a `block_on` argument `X.method(..)`, and a `match
+/// self` in that method's body.
+fn flavor_by_variant(
+    index: &Index,
+    bodies: &[GraphBody],
+    by_owner: &BTreeMap<FnId, Vec<usize>>,
+    polling_of: &BTreeMap<FnId, Polling>,
+) -> BTreeSet<(FnId, Pos)> {
+    let mut out = BTreeSet::new();
+    for (&f, polling) in polling_of {
+        let def = &index.fns[f];
+        if !def.ir.attrs.builds_current_thread || polling.block_on_calls.is_empty() {
+            continue;
+        }
+        let Some(body) = def.ir.body.as_ref().map(FnBody::block) else {
+            continue;
+        };
+        let Some((subject, variants, multi_when_matched)) = flavor_choice(&body) else {
+            continue;
+        };
+        // `subject.method(..)` calls written in a `block_on` argument.
+        let mut method_calls = BTreeSet::new();
+        body.any(&mut |e| {
+            if let IrExpr::MethodCall { receiver, pos, .. } = e {
+                if polling.block_on_calls.contains_key(pos)
+                    && peel(receiver).and_then(|p| p.single()) == Some(subject.as_str())
+                {
+                    method_calls.insert(*pos);
+                }
+            }
+            false
+        });
+        let Some(fn_body) = by_owner[&f]
+            .iter()
+            .find(|&&b| bodies[b].kind == BodyKind::Fn)
+        else {
+            continue;
+        };
+        let callees = bodies[*fn_body]
+            .calls
+            .iter()
+            .filter(|c| method_calls.contains(&c.pos))
+            .flat_map(|c| &c.effects)
+            .filter_map(|e| match e {
+                Effect::Edge { callee, .. } => Some(*callee),
+                _ => None,
+            });
+        for g in callees {
+            let Some(gbody) = index.fns[g].ir.body.as_ref().map(FnBody::block) else {
+                continue;
+            };
+            gbody.any(&mut |e| {
+                if let IrExpr::Match { scrutinee, arms } = e {
+                    if peel(scrutinee).and_then(|p| p.single()) == Some("self") {
+                        for (pat, arm) in arms {
+                            let matched = !pat.variants.is_empty()
+                                && pat.variants.iter().all(|v| variants.contains(v));
+                            if !pat.variants.is_empty() && matched == multi_when_matched {
+                                arm.any(&mut |x| {
+                                    if let IrExpr::Call { pos, .. }
+                                    | IrExpr::MethodCall { pos, .. } = x
+                                    {
+                                        out.insert((g, *pos));
+                                    }
+                                    false
+                                });
+                            }
+                        }
+                    }
+                }
+                false
+            });
+        }
+    }
+    out
+}
+
+/// `if matches!(X, A | B) { ..new_multi_thread.. } else { ..new_current_thread.. }` (or the
+/// flavors the other way round) in a body: `X`, the variants, whether the match builds the
+/// multi-thread runtime.
+fn flavor_choice(body: &IrBlock) -> Option<(String, Vec<crate::ir::Name>, bool)> {
+    let mut found = None;
+    body.any(&mut |e| {
+        let IrExpr::If {
+            cond,
+            then,
+            otherwise: Some(otherwise),
+        } = e
+        else {
+            return false;
+        };
+        let IrExpr::Macro { path, exprs, .. } = &**cond else {
+            return false;
+        };
+        if path.segments.last().is_none_or(|s| s.name != "matches") || exprs.len() < 2 {
+            return false;
+        }
+        let Some(subject) = peel(&exprs[0]).and_then(|p| p.single()).map(str::to_string) else {
+            return false;
+        };
+        let mut variants = Vec::new();
+        for x in &exprs[1..] {
+            let p = match x {
+                IrExpr::Path(p, _) => p,
+                IrExpr::Call { func, .. } => match &**func {
+                    IrExpr::Path(p, _) => p,
+                    _ => continue,
+                },
+                IrExpr::StructLit(p, _) => p,
+                _ => continue,
+            };
+            if let Some(last) = p.segments.last() {
+                variants.push(last.name);
+            }
+        }
+        let then = IrExpr::Block(then.clone());
+        let names = |x: &IrExpr, wanted: &str| {
+            x.any(&mut |y| match y {
+                IrExpr::Call { func, .. } => matches!(&**func, IrExpr::Path(p, _)
+                    if p.segments.last().is_some_and(|s| s.name == wanted)),
+                IrExpr::MethodCall { method, .. } => method.as_str() == wanted,
+                _ => false,
+            })
+        };
+        let multi_when_matched =
+            if names(&then, "new_multi_thread") && names(otherwise, "new_current_thread") {
+                true
+            } else if names(&then, "new_current_thread") && names(otherwise, "new_multi_thread") {
+                false
+            } else {
+                return false;
+            };
+        if variants.is_empty() {
+            return false;
+        }
+        found = Some((subject, variants, multi_when_matched));
+        true
+    });
+    found
+}
+
+/// The path under `&` and `*`, if the expression is one.
+fn peel(e: &IrExpr) -> Option<&crate::ir::IrPath> {
+    match e {
+        IrExpr::Ref(i) | IrExpr::Deref(i) => peel(i),
+        IrExpr::Path(p, _) => Some(p),
+        _ => None,
     }
 }
 
@@ -678,6 +870,36 @@ mod tests {
                 b(11, "block_on thread"),
                 // A runtime that may be current-thread: its block_on thread is the worker.
                 (16, "worker".to_string(), "async fn".to_string()),
+            ]
+        );
+    }
+
+    /// atuin's client: the runtime's flavor is chosen by the subcommand (`matches!(&self,
+    /// Self::Ai(_))` builds the multi-thread one) and `block_on(self.run_inner())` matches on the
+    /// same value. What the `Ai` arm awaits runs on the block_on thread; the other arms' on the
+    /// current-thread runtime, whose thread is its only worker.
+    #[test]
+    fn a_flavor_chosen_by_a_variant_puts_that_arm_on_the_block_on_thread() {
+        let src = "pub enum Cmd { Ai(u8), History(u8) }\n\
+                   impl Cmd {\n\
+                   \x20   pub fn run(self) {\n\
+                   \x20       let mut b = if matches!(&self, Self::Ai(_)) { tokio::runtime::Builder::new_multi_thread() } else { tokio::runtime::Builder::new_current_thread() };\n\
+                   \x20       b.build().unwrap().block_on(self.run_inner());\n\
+                   \x20   }\n\
+                   \x20   async fn run_inner(self) {\n\
+                   \x20       match self {\n\
+                   \x20           Self::Ai(_) => ai().await,\n\
+                   \x20           Self::History(_) => history().await,\n\
+                   \x20       }\n\
+                   \x20   }\n\
+                   }\n\
+                   async fn ai() { std::fs::read(\"a\"); }\n\
+                   async fn history() { std::fs::read(\"h\"); }\n";
+        assert_eq!(
+            kinds(src),
+            [
+                (14, "block_on".to_string(), "block_on thread".to_string()),
+                (15, "worker".to_string(), "async fn".to_string()),
             ]
         );
     }
