@@ -195,9 +195,10 @@ fn load_units(
             let offered = !unit.skip
                 && matches!(unit.kind, discover::UnitKind::Lib)
                 && !opaque.contains(&unit.crate_name);
-            Arc::new(match offered {
-                true => macro_rules::Exports::new(exports::scan(&unit.root, &unit.cfg)),
-                false => macro_rules::Exports::default(),
+            Arc::new(if offered {
+                macro_rules::Exports::new(exports::scan(&unit.root, &unit.cfg))
+            } else {
+                macro_rules::Exports::default()
             })
         })
         .collect();

@@ -191,6 +191,39 @@ const STD_MACROS: &[&str] = &[
     "try",
 ];
 
+/// The path of the macro invoked by the `!` at `bang`, read back over `ident (:: ident)*`, with
+/// a leading `::` when no identifier precedes it (`::dep::name!`, what `$crate::name!` becomes).
+fn macro_path_before(tts: &[TokenTree], bang: usize) -> IrPath {
+    let colon = |t: &TokenTree| matches!(t, TokenTree::Punct(p) if p.as_char() == ':');
+    let mut segments = ThinVec::new();
+    let mut leading_colon = false;
+    let mut j = bang;
+    while let Some(TokenTree::Ident(id)) = j.checked_sub(1).map(|k| &tts[k]) {
+        segments.insert(
+            0,
+            IrSegment {
+                name: ident_name(id),
+                generics: ThinVec::new(),
+            },
+        );
+        j -= 1;
+        if j < 2 || !(colon(&tts[j - 2]) && colon(&tts[j - 1])) {
+            break;
+        }
+        j -= 2;
+        if j == 0 || !matches!(tts[j - 1], TokenTree::Ident(_)) {
+            leading_colon = true;
+            break;
+        }
+    }
+    IrPath {
+        leading_colon,
+        segments,
+        qself: None,
+        qself_position: 0,
+    }
+}
+
 /// Expansions one outermost macro invocation may cause, nested ones included: a tt-muncher
 /// expands once per step, and a runaway recursion must end long before the IR grows large.
 const MACRO_EXPANSIONS: usize = 128;
@@ -1120,35 +1153,28 @@ impl<'a> Lowerer<'a> {
         tokens: &TokenStream,
         at: proc_macro2::Span,
     ) -> Option<(TokenStream, bool)> {
-        let expansion = self.expand_known(path, tokens, at);
-        if expansion.is_none() && self.dependency_expansions > 0 && self.find_rules(path).is_some()
-        {
+        let Some((rules, dependency)) = self.find_rules(path) else {
+            // Maybe the crate's own exported macro, defined in a module lowered later.
+            if let Some((None, name)) = self.macro_name(path) {
+                self.item_macros.unknown.insert(name.to_string());
+            }
+            return None;
+        };
+        let expansion = self.expand_with(&rules, dependency, tokens, at);
+        if expansion.is_none() && self.dependency_expansions > 0 {
             self.dependency_expansion_failed = true;
         }
         expansion
     }
 
-    /// [`Self::expand`] without noting failures; `true` with the tokens: a dependency's macro.
-    fn expand_known(
+    /// [`Self::expand`] with the rules found; `true` with the tokens: a dependency's macro.
+    fn expand_with(
         &mut self,
-        path: &IrPath,
+        rules: &MacroRules,
+        dependency: Option<String>,
         tokens: &TokenStream,
         at: proc_macro2::Span,
     ) -> Option<(TokenStream, bool)> {
-        let Some((rules, dependency)) = self.find_rules(path) else {
-            // Maybe the crate's own exported macro, defined in a module lowered later.
-            let own = match path.segments.as_slice() {
-                [only] if !path.leading_colon => Some(&only.name),
-                [krate, name] if krate.name == "crate" || krate.name == self.crate_name => {
-                    Some(&name.name)
-                }
-                _ => None,
-            };
-            if let Some(name) = own {
-                self.item_macros.unknown.insert(name.to_string());
-            }
-            return None;
-        };
         if self.expansion_depth == 0 {
             self.expansions_left = MACRO_EXPANSIONS;
             self.expansion_tokens_left = MACRO_EXPANSION_TOKENS;
@@ -1183,54 +1209,17 @@ impl<'a> Lowerer<'a> {
             match tt {
                 TokenTree::Group(g) if self.invokes_unexpandable(&g.stream()) => return true,
                 TokenTree::Punct(p) if p.as_char() == '!' && i > 0 => {
-                    let (Some(TokenTree::Ident(_)), Some(TokenTree::Group(_))) =
-                        (tts.get(i - 1), tts.get(i + 1))
-                    else {
-                        continue;
-                    };
-                    // The path before `!`: `a::b::c`, maybe with a leading `::`.
-                    let mut segments = Vec::new();
-                    let mut j = i;
-                    let mut leading_colon = false;
-                    while j > 0 {
-                        let TokenTree::Ident(id) = &tts[j - 1] else {
-                            break;
-                        };
-                        segments.push(ident_name(id));
-                        j -= 1;
-                        match (
-                            j.checked_sub(2).map(|k| &tts[k]),
-                            j.checked_sub(1).map(|k| &tts[k]),
-                        ) {
-                            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
-                                if a.as_char() == ':' && b.as_char() == ':' =>
-                            {
-                                j -= 2;
-                                if j == 0 || !matches!(&tts[j - 1], TokenTree::Ident(_)) {
-                                    leading_colon = true;
-                                    break;
-                                }
-                            }
-                            _ => break,
-                        }
-                    }
-                    segments.reverse();
-                    let last = segments.last().map(|n| n.as_str()).unwrap_or("");
-                    if STD_MACROS.contains(&last) || last == "macro_rules" {
+                    if !matches!(
+                        (&tts[i - 1], tts.get(i + 1)),
+                        (TokenTree::Ident(_), Some(TokenTree::Group(_)))
+                    ) {
                         continue;
                     }
-                    let path = IrPath {
-                        leading_colon,
-                        segments: segments
-                            .into_iter()
-                            .map(|name| crate::ir::IrSegment {
-                                name,
-                                generics: ThinVec::new(),
-                            })
-                            .collect(),
-                        qself: None,
-                        qself_position: 0,
-                    };
+                    let path = macro_path_before(&tts, i);
+                    let last = path.segments.last().map_or("", |s| s.name.as_str());
+                    if STD_MACROS.contains(&last) {
+                        continue;
+                    }
                     if self.find_rules(&path).is_none() {
                         return true;
                     }
@@ -1241,26 +1230,31 @@ impl<'a> Lowerer<'a> {
         false
     }
 
+    /// How a macro path names its macro: (`None`, name) for the crate's own (`name!`,
+    /// `crate::name!`, `$crate::name!` as `::this_crate::name!`), (`Some(dep)`, name) for
+    /// `dep::name!` and `::dep::name!`; `None` for anything longer or relative.
+    fn macro_name<'p>(&self, path: &'p IrPath) -> Option<(Option<&'p str>, &'p str)> {
+        match path.segments.as_slice() {
+            [only] if !path.leading_colon => Some((None, &only.name)),
+            [krate, name] if krate.name == "crate" || krate.name == self.crate_name => {
+                Some((None, &name.name))
+            }
+            [krate, name] if krate.name != "self" && krate.name != "super" => {
+                Some((Some(&krate.name), &name.name))
+            }
+            _ => None,
+        }
+    }
+
     /// The rules a macro path names: the crate's own (`name!`, `crate::name!`, `$crate::name!`,
     /// textual scope first, then exported ones), else a direct dependency's exported one
     /// (`dep::name!`, `::dep::name!`, or a bare `name!` one dependency exports), with that
     /// dependency's name.
     fn find_rules(&mut self, path: &IrPath) -> Option<(std::rc::Rc<MacroRules>, Option<String>)> {
-        let (krate, name) = match path.segments.as_slice() {
-            [only] if !path.leading_colon => (None, &only.name),
-            [krate, name] if krate.name == "crate" || krate.name == self.crate_name => {
-                (None, &name.name)
-            }
-            [krate, name] if krate.name != "self" && krate.name != "super" => {
-                (Some(krate.name.as_str()), &name.name)
-            }
-            _ => return None,
-        };
+        let (krate, name) = self.macro_name(path)?;
         if krate.is_none() {
-            let known = self.item_macros.rules.get(name.as_str());
-            if let Some(rules) =
-                known.or_else(|| self.item_macros.exported_ahead.get(name.as_str()))
-            {
+            let known = self.item_macros.rules.get(name);
+            if let Some(rules) = known.or_else(|| self.item_macros.exported_ahead.get(name)) {
                 return Some((rules.clone(), None));
             }
         }
@@ -1976,7 +1970,12 @@ fn lower_pat_shape(p: &syn::Pat) -> IrPat {
             for elem in &s.elems {
                 match elem {
                     syn::Pat::Rest(_) => {}
-                    syn::Pat::Ident(pi) if matches!(pi.subpat.as_ref(), Some((_, sub)) if matches!(&**sub, syn::Pat::Rest(_))) => {
+                    syn::Pat::Ident(pi)
+                        if pi
+                            .subpat
+                            .as_ref()
+                            .is_some_and(|(_, sub)| matches!(**sub, syn::Pat::Rest(_))) =>
+                    {
                         pat.others.push(ident_name(&pi.ident))
                     }
                     other => pat.elements.push(lower_pat(other)),

@@ -118,20 +118,24 @@ impl<'a> Visit<'a> for Scan<'a> {
     }
 
     fn visit_expr_assign(&mut self, a: &'a syn::ExprAssign) {
-        if let syn::Expr::Unary(u) = &*a.left {
-            if matches!(u.op, syn::UnOp::Deref(_)) && self.is_cache(&u.expr) {
-                self.stored.push(&a.right);
-            }
+        if let syn::Expr::Unary(
+            u @ syn::ExprUnary {
+                op: syn::UnOp::Deref(_),
+                ..
+            },
+        ) = &*a.left
+        {
             // `*self = Enum::Init(build())` in the arm of another variant: a lazy cell.
-            let moves_on = matches!(u.op, syn::UnOp::Deref(_))
-                && is_self(&u.expr)
-                && self
-                    .self_states
-                    .last()
-                    .cloned()
-                    .flatten()
-                    .is_some_and(|from| variant_built(&a.right).is_some_and(|to| to != from));
-            if moves_on {
+            let moves_on = || {
+                is_self(&u.expr)
+                    && self
+                        .self_states
+                        .last()
+                        .cloned()
+                        .flatten()
+                        .is_some_and(|from| variant_built(&a.right).is_some_and(|to| to != from))
+            };
+            if self.is_cache(&u.expr) || moves_on() {
                 self.stored.push(&a.right);
             }
         }
@@ -263,8 +267,7 @@ fn variant_of(p: &syn::Pat) -> Option<String> {
         syn::Pat::Paren(p) => return variant_of(&p.pat),
         _ => return None,
     };
-    // A single segment is a binding or a unit struct, not an enum's variant.
-    (path.segments.len() > 1).then(|| path.segments.last().map(|s| s.ident.to_string()))?
+    variant_name(path)
 }
 
 /// The variant a value builds, by its last path segment: `Enum::Init(..)`, `Enum::Ready { .. }`,
@@ -279,6 +282,12 @@ fn variant_built(e: &syn::Expr) -> Option<String> {
         syn::Expr::Path(p) => &p.path,
         _ => return None,
     };
+    variant_name(path)
+}
+
+/// A path's last segment when it has more than one: a single segment is a binding or a unit
+/// struct, not an enum's variant.
+fn variant_name(path: &syn::Path) -> Option<String> {
     (path.segments.len() > 1).then(|| path.segments.last().map(|s| s.ident.to_string()))?
 }
 

@@ -3199,11 +3199,11 @@ fn may_be_same(a: &Ty, b: &Ty) -> bool {
     }
 }
 
-/// The value of a std macro that the analysed graph does not define: `vec![a, b]` is a
-/// `Vec` of the first element's type, `format!(..)` a `String`; any other is unknown.
 /// Whether an impl's self-type arguments (`ConfigBuilder<DefaultState>`: `[DefaultState]`) can
 /// be those of a receiver's: a generic or unknown argument on either side fits anything, types
-/// of the graph or std must be the same constructor with fitting arguments.
+/// of the graph or std must be the same constructor with fitting arguments. Looser than
+/// [`may_be_same`] on other pairs of kinds (a trait object against a struct fits): a wrong
+/// exclusion here loses the impl that runs.
 fn type_args_fit(impl_args: &[Ty], args: &[Ty]) -> bool {
     impl_args.iter().zip(args).all(|(i, a)| match (i, a) {
         (Ty::Param { .. } | Ty::Unknown, _) | (_, Ty::Param { .. } | Ty::Unknown) => true,
@@ -3215,6 +3215,8 @@ fn type_args_fit(impl_args: &[Ty], args: &[Ty]) -> bool {
     })
 }
 
+/// The value of a std macro that the analysed graph does not define: `vec![a, b]` is a
+/// `Vec` of the first element's type, `format!(..)` a `String`; any other is unknown.
 fn std_macro_type(path: &IrPath, first: Ty) -> Ty {
     let names = path.names();
     let name = match names.as_slice() {
@@ -3539,22 +3541,26 @@ mod tests {
         assert_eq!(one(&src), [(12, "NB0101".into())]);
     }
 
+    /// Four lines: two types with a `sync` method of the same name, one reading a file, one
+    /// sleeping, so a test tells which type a receiver was given by the rule that fires.
+    const TWO_SYNCS: &str = "struct Db; struct Fail;\n\
+                             impl Db { fn sync(&self) { std::fs::read(\"db\").ok(); } }\n\
+                             impl Fail { fn sync(&self) { std::thread::sleep(d()); } }\n\
+                             fn d() -> std::time::Duration { todo!() }\n";
+
     /// `Err(e)` binds the `Result`'s error type, not its value type: `e.sync()` on a
     /// `Result<Db, Fail>` calls `Fail::sync` (time's `try_likely_ok!` matches `Err(error)` and
     /// converts it); an `io::Result`'s error is `std::io::Error`.
     #[test]
     fn err_patterns_bind_the_error_type() {
-        let src = "struct Db; struct Fail;\n\
-                   impl Db { fn sync(&self) { std::fs::read(\"db\").ok(); } }\n\
-                   impl Fail { fn sync(&self) { std::thread::sleep(d()); } }\n\
-                   fn d() -> std::time::Duration { todo!() }\n\
-                   fn open() -> Result<Db, Fail> { todo!() }\n\
+        let src = TWO_SYNCS.to_string()
+            + "fn open() -> Result<Db, Fail> { todo!() }\n\
                    async fn a() {\n\
                    \x20   match open() { Ok(db) => db.sync(), Err(e) => e.sync() }\n\
                    \x20   if let Err(e) = std::fs::File::open(\"x\") { let _ = e.kind(); }\n\
                    }\n";
         assert_eq!(
-            one(src),
+            one(&src),
             [
                 (7, "NB0101".into()),
                 (7, "NB0201".into()),
@@ -3567,16 +3573,13 @@ mod tests {
     /// compression rounds on `[u64; 8]`); `rest @ ..` binds a slice, left unknown.
     #[test]
     fn slice_patterns_bind_the_element_type() {
-        let src = "struct Db; struct Fail;\n\
-                   impl Db { fn sync(&self) { std::fs::read(\"db\").ok(); } }\n\
-                   impl Fail { fn sync(&self) { std::thread::sleep(d()); } }\n\
-                   fn d() -> std::time::Duration { todo!() }\n\
-                   async fn a(dbs: &[Db; 3]) {\n\
+        let src = TWO_SYNCS.to_string()
+            + "async fn a(dbs: &[Db; 3]) {\n\
                    \x20   let [first, .., last] = dbs;\n\
                    \x20   first.sync();\n\
                    \x20   last.sync();\n\
                    }\n";
-        assert_eq!(one(src), [(7, "NB0101".into()), (8, "NB0101".into())]);
+        assert_eq!(one(&src), [(7, "NB0101".into()), (8, "NB0101".into())]);
     }
 
     /// Same-named inherent methods of impls for different type arguments (config-rs'

@@ -340,18 +340,23 @@ pub(crate) fn mark_block_on_roots(
     };
     // The async fns those calls poll: (fn, its body), entries of the block_on thread while
     // every caller of theirs is (the fixpoint below keeps them in `fns` only then).
-    let variant_entries: Vec<(FnId, usize)> = bodies
+    let variant_entries: Vec<(FnId, usize)> = by_variant
         .iter()
-        .enumerate()
-        .filter(|(_, b)| b.kind == BodyKind::Fn)
-        .flat_map(|(bi, b)| b.calls.iter().map(move |c| (bi, c)))
-        .filter(|(bi, c)| polled_by_variant(*bi, c.pos))
-        .flat_map(|(_, c)| &c.effects)
+        .filter_map(|&(g, pos)| Some((fn_body[g]?, pos)))
+        .flat_map(|(b, pos)| bodies[b].calls.iter().filter(move |c| c.pos == pos))
+        .flat_map(|c| &c.effects)
         .filter_map(|e| match e {
             Effect::Edge { callee, .. } => Some((*callee, fn_body[*callee]?)),
             _ => None,
         })
         .collect();
+    let variant_seeds = |fns: &BTreeSet<FnId>| {
+        variant_entries
+            .iter()
+            .filter(|(f, _)| fns.contains(f))
+            .map(|e| e.1)
+            .collect::<Vec<usize>>()
+    };
     // The body a context of `owner` is (`None`: its fn body).
     let body_of = |owner: FnId, ctx: Option<Pos>| -> Option<usize> {
         by_owner[&owner].iter().copied().find(|&b| match ctx {
@@ -397,12 +402,7 @@ pub(crate) fn mark_block_on_roots(
         .collect();
     loop {
         let mut seeds_and_off: BTreeSet<usize> = entry_seeds.union(&off.bodies).copied().collect();
-        seeds_and_off.extend(
-            variant_entries
-                .iter()
-                .filter(|(f, _)| fns.contains(f))
-                .map(|e| e.1),
-        );
+        seeds_and_off.extend(variant_seeds(&fns));
         let on_thread = closure(
             bodies,
             fn_body,
@@ -445,12 +445,7 @@ pub(crate) fn mark_block_on_roots(
             // polled only by off-worker bodies runs on their thread, and is no root.
             let mut main_fns = BTreeSet::new();
             let mut entries = entry_seeds.clone();
-            entries.extend(
-                variant_entries
-                    .iter()
-                    .filter(|(f, _)| fns.contains(f))
-                    .map(|e| e.1),
-            );
+            entries.extend(variant_seeds(&fns));
             let reached = loop {
                 let reached = closure(bodies, fn_body, &by_owner, &polling_of, &entries, &main_fns);
                 let next: BTreeSet<FnId> = fns
@@ -611,19 +606,20 @@ fn flavor_choice(body: &IrBlock) -> Option<(String, Vec<crate::ir::Name>, bool)>
                 variants.push(last.name);
             }
         }
-        let then = IrExpr::Block(then.clone());
-        let names = |x: &IrExpr, wanted: &str| {
-            x.any(&mut |y| match y {
+        // Whether a block or expression calls `wanted` (a path's last segment or a method).
+        let calls = |wanted: &'static str| {
+            move |y: &IrExpr| match y {
                 IrExpr::Call { func, .. } => matches!(&**func, IrExpr::Path(p, _)
                     if p.segments.last().is_some_and(|s| s.name == wanted)),
                 IrExpr::MethodCall { method, .. } => method.as_str() == wanted,
                 _ => false,
-            })
+            }
         };
+        let (multi, current) = ("new_multi_thread", "new_current_thread");
         let multi_when_matched =
-            if names(&then, "new_multi_thread") && names(otherwise, "new_current_thread") {
+            if then.any(&mut calls(multi)) && otherwise.any(&mut calls(current)) {
                 true
-            } else if names(&then, "new_current_thread") && names(otherwise, "new_multi_thread") {
+            } else if then.any(&mut calls(current)) && otherwise.any(&mut calls(multi)) {
                 false
             } else {
                 return false;
