@@ -177,6 +177,7 @@ pub fn expr_waits(e: &IrExpr) -> bool {
         IrExpr::StructLit(_, exprs)
         | IrExpr::Other(exprs)
         | IrExpr::Tuple(exprs)
+        | IrExpr::Array(exprs)
         | IrExpr::Index { exprs, .. }
         | IrExpr::Arith(exprs) => exprs.iter().any(expr_waits),
         IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,

@@ -315,6 +315,7 @@ fn for_each_child<'a>(e: &'a IrExpr, mut f: impl FnMut(Child<'a>)) {
         | IrExpr::StructLit(_, xs)
         | IrExpr::Other(xs)
         | IrExpr::Tuple(xs)
+        | IrExpr::Array(xs)
         | IrExpr::Index { exprs: xs, .. }
         | IrExpr::Arith(xs) => {
             xs.iter().for_each(|x| f(Child::Expr(x)));

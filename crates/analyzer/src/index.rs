@@ -27,6 +27,10 @@ pub type ImplId = usize;
 pub type UnitId = usize;
 pub type FileId = usize;
 
+/// How deep in a type's resolution a generic parameter's bounds still get their arguments
+/// resolved (see `Ty::Param::bound_args`); the whole resolution stops at depth 8.
+const MAX_BOUND_ARG_DEPTH: usize = 3;
+
 /// What a name or path resolves to.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Res {
@@ -99,6 +103,10 @@ pub enum TypeKind {
     Trait {
         methods: NameMap<FnId>,
         supertraits: ThinVec<IrPath>,
+        /// The trait's type parameters and its associated types' bounds, as written (see
+        /// `IrItemKind::Trait`).
+        generics: ThinVec<IrGeneric>,
+        assoc_bounds: Vec<(String, ThinVec<IrPath>)>,
     },
     Alias {
         target: IrType,
@@ -482,6 +490,8 @@ impl Index {
                     IrItemKind::Trait {
                         methods,
                         supertraits,
+                        generics,
+                        assoc_bounds,
                     } => {
                         self.types.push(TypeDef {
                             unit: lu.unit,
@@ -511,6 +521,8 @@ impl Index {
                         self.types[tid].kind = TypeKind::Trait {
                             methods: by_name,
                             supertraits,
+                            generics,
+                            assoc_bounds,
                         };
                         self.modules[id]
                             .items
@@ -1218,9 +1230,24 @@ impl Index {
             ),
             IrType::Path(p) => {
                 if let Some(q) = &p.qself {
-                    // `<T as Trait>::Assoc`: unknown without trait solving.
-                    let _ = q;
-                    return Ty::Unknown;
+                    // `<T as Trait>::Assoc`: known by the bounds the trait gives `Assoc`.
+                    let at = p.qself_position as usize;
+                    if at == 0 || p.segments.len() != at + 1 {
+                        return Ty::Unknown;
+                    }
+                    let assoc = &p.segments[at];
+                    let trait_path = IrPath {
+                        leading_colon: p.leading_colon,
+                        segments: p.segments[..at].iter().cloned().collect(),
+                        qself: None,
+                        qself_position: 0,
+                    };
+                    let trait_ref = self.resolve_trait(module, &trait_path);
+                    let base = match &**q {
+                        IrType::Path(qp) => qp.single().unwrap_or("_").to_string(),
+                        _ => "_".to_string(),
+                    };
+                    return self.projection(&base, &[trait_ref], &assoc.name);
                 }
                 if let Some(name) = p.single() {
                     if name == "Self" {
@@ -1230,6 +1257,21 @@ impl Index {
                         return Ty::Str;
                     }
                     if let Some(g) = generics.iter().find(|g| g.name == name) {
+                        // The bounds' arguments are resolved only near the top: `T: Add<T> +
+                        // Sub<T>` would otherwise resolve `T` again in each argument, at every
+                        // level down to the depth limit.
+                        let bound_args = if depth < MAX_BOUND_ARG_DEPTH {
+                            g.bounds
+                                .iter()
+                                .map(|b| {
+                                    let last = b.segments.last();
+                                    last.map(|s| s.generics.iter().map(rec).collect())
+                                        .unwrap_or_default()
+                                })
+                                .collect()
+                        } else {
+                            Vec::new()
+                        };
                         return Ty::Param {
                             name: name.to_string(),
                             bounds: g
@@ -1237,6 +1279,7 @@ impl Index {
                                 .iter()
                                 .map(|b| self.resolve_trait(module, b))
                                 .collect(),
+                            bound_args,
                         };
                     }
                 }
@@ -1246,9 +1289,26 @@ impl Index {
                     .map(|s| s.generics.iter().map(rec).collect())
                     .unwrap_or_default();
                 let names: Vec<&str> = p.segments.iter().map(|s| s.name.as_str()).collect();
-                if names.first().is_some_and(|n| *n == "Self") && names.len() == 2 {
-                    // `Self::Target` and friends: look in the impl's associated types.
-                    return Ty::Unknown;
+                if names.len() == 2 && p.segments[0].generics.is_empty() {
+                    if names[0] == "Self" {
+                        // `Self::Target` of a concrete impl is found by the caller, which
+                        // knows the impl; of a generic `Self` (a trait's own signatures), by
+                        // the trait's bounds on it.
+                        return match self_ty {
+                            Some(Ty::Param { bounds, .. } | Ty::Dyn(bounds)) => {
+                                self.projection("Self", bounds, names[1])
+                            }
+                            _ => Ty::Unknown,
+                        };
+                    }
+                    if let Some(g) = generics.iter().find(|g| g.name == names[0]) {
+                        let bounds: Vec<TraitRef> = g
+                            .bounds
+                            .iter()
+                            .map(|b| self.resolve_trait(module, b))
+                            .collect();
+                        return self.projection(names[0], &bounds, names[1]);
+                    }
                 }
                 for r in self.resolve_path_in(module, &names, p.leading_colon, 0) {
                     match r {
@@ -1271,6 +1331,55 @@ impl Index {
             }
             _ => Ty::Unknown,
         }
+    }
+
+    /// `T::Assoc`, `Self::Assoc` of a generic `Self`, or `<T as Trait>::Assoc`, where a trait
+    /// of the graph among `traits` (or their supertraits) declares `type Assoc: Bounds`: a
+    /// value of that type is known by those bounds, as a generic parameter is (brotli's
+    /// `AllocF::AllocatedMemory`, bounded by `AllocatedSlice<T>`, answers `.slice_mut()` through
+    /// the supertrait `SliceWrapperMut`). Unknown when no such declaration gives bounds.
+    fn projection(&self, base: &str, traits: &[TraitRef], assoc: &str) -> Ty {
+        let local = |t: &TraitRef| match t {
+            TraitRef::Local(id) => Some(*id),
+            TraitRef::External(_) => None,
+        };
+        let mut stack: Vec<TypeId> = traits.iter().filter_map(local).collect();
+        let mut seen: Vec<TypeId> = Vec::new();
+        // Supertrait chains are short; the cap only guards against a cyclic (invalid) graph.
+        while let Some(tr) = stack.pop() {
+            if seen.contains(&tr) || seen.len() > 32 {
+                continue;
+            }
+            seen.push(tr);
+            let TypeKind::Trait {
+                assoc_bounds,
+                supertraits,
+                ..
+            } = &self.types[tr].kind
+            else {
+                continue;
+            };
+            let module = self.types[tr].module;
+            if let Some((_, bounds)) = assoc_bounds.iter().find(|(n, _)| n == assoc) {
+                return Ty::Param {
+                    name: format!("{base}::{assoc}"),
+                    bounds: bounds
+                        .iter()
+                        .map(|b| self.resolve_trait(module, b))
+                        .collect(),
+                    bound_args: Vec::new(),
+                };
+            }
+            // Not `supertraits_of`: types are also resolved while the index is built, before
+            // its per-trait cache exists.
+            stack.extend(
+                supertraits
+                    .iter()
+                    .map(|s| self.resolve_trait(module, s))
+                    .filter_map(|t| local(&t)),
+            );
+        }
+        Ty::Unknown
     }
 
     /// A use of a type alias (`Result<File>` for `type Result<T, E = Error> =

@@ -82,6 +82,7 @@ mod tests {
         Ty::Param {
             name: n.into(),
             bounds: Vec::new(),
+            bound_args: Vec::new(),
         }
     }
 

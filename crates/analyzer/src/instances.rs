@@ -407,6 +407,54 @@ pub(crate) fn bound_traits(index: &Index, inst: &Instance) -> BTreeSet<usize> {
 /// type: the impl's associated type `Name` (`type BackendTransactionType =
 /// BackendWriteTransaction<'a>`), resolved where the impl is written. `None` for any other
 /// type, or an associated type the impl does not declare.
+/// `t` with every `Self::Assoc` inside it (`Option<Self::Token>`) replaced by the impl's
+/// written associated type (`&'t T`), or `None` when it names none. Only for a fn of the impl
+/// itself: the replacement is written in the impl's module, with the impl's generics in scope,
+/// which is where the fn's own signature is resolved.
+pub(crate) fn with_impl_assoc_types(index: &Index, imp: usize, t: &IrType) -> Option<IrType> {
+    let rec = |t: &IrType| with_impl_assoc_types(index, imp, t);
+    match t {
+        IrType::Path(p) if p.qself.is_none() => {
+            if p.segments.len() == 2 && p.segments[0].name == "Self" {
+                let (_, ty) = index.impls[imp]
+                    .assoc_types
+                    .iter()
+                    .find(|(n, _)| *n == *p.segments[1].name)?;
+                return Some(ty.clone());
+            }
+            let last = p.segments.last()?;
+            let args: Vec<Option<IrType>> = last.generics.iter().map(rec).collect();
+            if args.iter().all(Option::is_none) {
+                return None;
+            }
+            let mut out = p.clone();
+            let last = out.segments.last_mut()?;
+            for (slot, new) in last.generics.iter_mut().zip(args) {
+                if let Some(new) = new {
+                    *slot = new;
+                }
+            }
+            Some(IrType::Path(out))
+        }
+        IrType::Ref(inner) => rec(inner).map(|t| IrType::Ref(Box::new(t))),
+        IrType::Slice(inner) => rec(inner).map(|t| IrType::Slice(Box::new(t))),
+        IrType::Tuple(elems) => {
+            let new: Vec<Option<IrType>> = elems.iter().map(rec).collect();
+            if new.iter().all(Option::is_none) {
+                return None;
+            }
+            Some(IrType::Tuple(
+                elems
+                    .iter()
+                    .zip(new)
+                    .map(|(old, new)| new.unwrap_or_else(|| old.clone()))
+                    .collect(),
+            ))
+        }
+        _ => None,
+    }
+}
+
 pub(crate) fn impl_assoc_type(index: &Index, imp: usize, t: &IrType) -> Option<Ty> {
     match t {
         IrType::Ref(inner) => impl_assoc_type(index, imp, inner).map(|t| Ty::Ref(Box::new(t))),

@@ -356,6 +356,9 @@ pub enum IrExpr {
     /// written `(ip, port)` is known to need no name resolution (`resolve`'s `is_ip_address`)
     /// and `let (a, b) = (x, y)` binds typed locals.
     Tuple(ThinVec<IrExpr>),
+    /// An array expression `[a, b]` (or `[x; N]`, as `[x]`): typed as a slice of its
+    /// elements' type, so `[".ii", ".c"].iter().find(..)` resolves.
+    Array(ThinVec<IrExpr>),
     /// `base[index]`: `exprs` is `[base, index]`; `range` when the index is a range (`v[1..]`,
     /// a slice of the base's elements). Typed as the element (`Vec<T>` → `T`, `HashMap<K, V>` →
     /// `V`, an analysed type's `Index::Output`), so `self.trans[sid].as_usize()` resolves.
@@ -427,6 +430,7 @@ impl IrExpr {
             IrExpr::StructLit(_, xs)
             | IrExpr::Other(xs)
             | IrExpr::Tuple(xs)
+            | IrExpr::Array(xs)
             | IrExpr::Index { exprs: xs, .. }
             | IrExpr::Arith(xs)
             | IrExpr::Loop(xs)
@@ -482,6 +486,13 @@ pub enum IrItemKind {
     Trait {
         methods: Vec<IrFn>,
         supertraits: ThinVec<IrPath>,
+        /// The trait's own type parameters (`Parser<I, O, E>`), bound at a call through a
+        /// generic's bound (`A: Parser<Input, Output, Error>`).
+        #[serde(default)]
+        generics: ThinVec<IrGeneric>,
+        /// `type AllocatedMemory: SliceWrapperMut<T>;`: each associated type's trait bounds,
+        /// all a generic caller knows of a value of that type (`AllocF::AllocatedMemory`).
+        assoc_bounds: Vec<(String, ThinVec<IrPath>)>,
     },
     /// `type Result<T, E = Error> = std::result::Result<T, E>`: the target and the alias's type
     /// parameters with their defaults, so a use (`Result<File>`) can be substituted.

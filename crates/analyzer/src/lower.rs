@@ -602,12 +602,26 @@ impl<'a> Lowerer<'a> {
             }),
             syn::Item::Trait(t) => {
                 let mut methods = Vec::new();
+                let mut assoc_bounds = Vec::new();
                 for mut ti in t.items {
-                    if let syn::TraitItem::Fn(f) = &mut ti {
-                        if !self.cfg.keep(&mut f.attrs) {
-                            continue;
+                    match &mut ti {
+                        syn::TraitItem::Fn(f) => {
+                            if !self.cfg.keep(&mut f.attrs) {
+                                continue;
+                            }
+                            methods.push(self.lower_fn(&f.attrs, &f.sig, f.default.as_ref(), None));
                         }
-                        methods.push(self.lower_fn(&f.attrs, &f.sig, f.default.as_ref(), None));
+                        syn::TraitItem::Type(ty) => {
+                            if !self.cfg.keep(&mut ty.attrs) {
+                                continue;
+                            }
+                            let bounds: ThinVec<IrPath> =
+                                ty.bounds.iter().filter_map(bound_path).collect();
+                            if !bounds.is_empty() {
+                                assoc_bounds.push((ty.ident.to_string(), bounds));
+                            }
+                        }
+                        _ => {}
                     }
                 }
                 let supertraits = t
@@ -623,6 +637,8 @@ impl<'a> Lowerer<'a> {
                     kind: IrItemKind::Trait {
                         methods,
                         supertraits,
+                        generics: self.lower_generics(&t.generics),
+                        assoc_bounds,
                     },
                     pos: pos(t.ident.span()),
                     derives: ThinVec::new(),
@@ -1482,6 +1498,9 @@ impl<'a> Lowerer<'a> {
             ),
             E::Macro(m) => self.lower_macro(&m.mac),
             E::Tuple(t) => IrExpr::Tuple(t.elems.iter().map(|x| self.lower_expr(x)).collect()),
+            E::Array(a) => IrExpr::Array(a.elems.iter().map(|x| self.lower_expr(x)).collect()),
+            // The length is a constant expression, evaluated at compile time.
+            E::Repeat(r) => IrExpr::Array(thin_vec![self.lower_expr(&r.expr)]),
             E::Binary(b) if is_arithmetic(&b.op) => IrExpr::Arith(thin_vec![
                 self.lower_expr(&b.left),
                 self.lower_expr(&b.right)
@@ -2322,6 +2341,7 @@ mod tests {
             | IrExpr::Index { exprs, .. }
             | IrExpr::Arith(exprs)
             | IrExpr::Tuple(exprs)
+            | IrExpr::Array(exprs)
             | IrExpr::Loop(exprs) => exprs.iter().map(count_calls).sum(),
             IrExpr::Block(b) | IrExpr::Async { body: b, .. } => b
                 .stmts

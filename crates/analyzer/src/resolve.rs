@@ -425,6 +425,7 @@ fn resolve_in(
             Some(subst.get("Self").cloned().unwrap_or_else(|| Ty::Param {
                 name: "Self".into(),
                 bounds: vec![TraitRef::Local(t)],
+                bound_args: Vec::new(),
             })),
             Some(TraitRef::Local(t)),
         ),
@@ -1135,6 +1136,11 @@ impl Walker<'_> {
                 Ty::Unknown
             }
             IrExpr::Tuple(elems) => Ty::Tuple(elems.iter().map(|x| self.walk(x)).collect()),
+            IrExpr::Array(elems) => {
+                let tys: Vec<Ty> = elems.iter().map(|x| self.walk(x)).collect();
+                let elem = tys.into_iter().find(|t| !t.is_unknown());
+                Ty::Slice(Box::new(elem.unwrap_or(Ty::Unknown)))
+            }
             IrExpr::Index { exprs, range } => {
                 let base = exprs.first().map_or(Ty::Unknown, |b| self.walk(b));
                 for index in exprs.iter().skip(1) {
@@ -2739,6 +2745,9 @@ impl Walker<'_> {
         let Some(first) = targets.first() else {
             return Ty::Unknown;
         };
+        if let Some(ty) = self.declared_return_type(first, recv, arg_types) {
+            return ty;
+        }
         let ty = self.target_return_type(first, recv, arg_types);
         if targets.len() < 2 || !matches!(first, Target::Fn(..)) {
             return ty;
@@ -2764,6 +2773,62 @@ impl Walker<'_> {
         ty
     }
 
+    /// On a generic or trait-object receiver the trait's declaration says what the call
+    /// returns, whichever impl runs: `a.alloc_cell(n)` on `A: Allocator<u8>` gives
+    /// `A::AllocatedMemory`, not the first impl's own memory type. `None` when the receiver is
+    /// concrete or the declaration's type is unknown (the impls' types are used then).
+    fn declared_return_type(
+        &self,
+        target: &Target,
+        recv: Option<&Ty>,
+        arg_types: &[Ty],
+    ) -> Option<Ty> {
+        let recv_ty = recv?.peel_refs();
+        if !matches!(recv_ty, Ty::Param { .. } | Ty::Dyn(_)) {
+            return None;
+        }
+        let Target::Fn(f, conf) = target else {
+            return None;
+        };
+        let def = &self.index.fns[self.base_fn(*f)];
+        let decl = match def.owner {
+            FnOwner::Trait(_) => *f,
+            FnOwner::Impl(i) => match &self.index.impls[i].trait_ref {
+                Some(TraitRef::Local(tr)) => self.trait_method(*tr, &def.ir.name, 0)?,
+                _ => return None,
+            },
+            FnOwner::Free => return None,
+        };
+        match self.target_return_type(&Target::Fn(decl, *conf), recv, arg_types) {
+            Ty::Unknown => None,
+            t => Some(t),
+        }
+    }
+
+    /// The trait's type parameters as a generic receiver's bound gives them: on `a: A` with
+    /// `A: Parser<Input, Output, Error>`, `Parser<I, O, E>`'s `I` is `Input` and so on.
+    fn trait_args_of(&self, recv: Option<&Ty>, tr: usize, trait_generics: &[IrGeneric]) -> Subst {
+        let mut out = Subst::new();
+        let Some(Ty::Param {
+            bounds, bound_args, ..
+        }) = recv
+        else {
+            return out;
+        };
+        let Some(k) = bounds.iter().position(|b| *b == TraitRef::Local(tr)) else {
+            return out;
+        };
+        for (g, arg) in trait_generics
+            .iter()
+            .zip(bound_args.get(k).into_iter().flatten())
+        {
+            if !arg.is_unknown() {
+                out.insert(g.name.clone(), arg.clone());
+            }
+        }
+        out
+    }
+
     fn target_return_type(&self, first: &Target, recv: Option<&Ty>, arg_types: &[Ty]) -> Ty {
         match first {
             Target::Fn(f, _) => {
@@ -2772,12 +2837,25 @@ impl Walker<'_> {
                     return Ty::Tuple(Vec::new());
                 };
                 let mut generics = def.ir.sig.generics.clone();
+                let mut trait_args = Subst::new();
                 let self_ty = match def.owner {
                     FnOwner::Impl(i) => {
                         generics.extend(self.index.impls[i].generics.iter().cloned());
                         Some(self.index.impls[i].self_ty.clone())
                     }
-                    _ => recv.map(|r| r.peel_refs().clone()),
+                    FnOwner::Trait(tr) => {
+                        let recv = recv.map(|r| r.peel_refs().clone());
+                        if let TypeKind::Trait {
+                            generics: trait_generics,
+                            ..
+                        } = &self.index.types[tr].kind
+                        {
+                            generics.extend(trait_generics.iter().cloned());
+                            trait_args = self.trait_args_of(recv.as_ref(), tr, trait_generics);
+                        }
+                        recv
+                    }
+                    FnOwner::Free => recv.map(|r| r.peel_refs().clone()),
                 };
                 // An instance's `Self::Assoc` is its impl's associated type.
                 let imp = match def.owner {
@@ -2785,6 +2863,17 @@ impl Walker<'_> {
                     _ => self.instance_impl(*f),
                 };
                 let resolve = |t: &IrType| {
+                    // The impl's own fn: `Self::Assoc` anywhere in the type is the impl's.
+                    if let FnOwner::Impl(i) = def.owner {
+                        if let Some(t) = crate::instances::with_impl_assoc_types(self.index, i, t) {
+                            return self.index.resolve_type(
+                                def.module,
+                                &t,
+                                &generics,
+                                self_ty.as_ref(),
+                            );
+                        }
+                    }
                     imp.and_then(|i| crate::instances::impl_assoc_type(self.index, i, t))
                         .unwrap_or_else(|| {
                             self.index
@@ -2794,7 +2883,7 @@ impl Walker<'_> {
                 // Generics bound at the call: the impl's from the receiver (`Wrapper<T>::get` on
                 // a `Wrapper<File>`; a blanket impl's `Self` is the receiver), the fn's from the
                 // argument types (`arg_types` holds the receiver first in `Type::method(x, ..)`).
-                let mut subst = Subst::new();
+                let mut subst = trait_args;
                 if let (FnOwner::Impl(i), Some(r)) = (def.owner, recv) {
                     unify(&self.index.impls[i].self_ty, r.peel_refs(), &mut subst);
                 }
@@ -2808,8 +2897,9 @@ impl Walker<'_> {
                     }
                 }
                 match apply(&resolve(ret), &subst) {
-                    // A parameter nothing bound: unknown, not a dispatch over every impl.
-                    Ty::Param { .. } => Ty::Unknown,
+                    // A parameter nothing bound: unknown, not a dispatch over every impl. A
+                    // projection (`Self::AllocatedMemory`) is known by its bounds.
+                    Ty::Param { name, .. } if !name.contains("::") => Ty::Unknown,
                     t => t,
                 }
             }
@@ -3444,7 +3534,14 @@ fn subst(t: &Ty, map: &[(&str, &Ty)]) -> Ty {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, t)| (*t).clone())
-            .unwrap_or(Ty::Unknown),
+            .unwrap_or_else(|| {
+                // A projection (`A::AllocatedMemory`) keeps its bounds whatever `A` becomes.
+                if name.contains("::") {
+                    t.clone()
+                } else {
+                    Ty::Unknown
+                }
+            }),
         Ty::Adt(c, args) => Ty::Adt(c.clone(), args.iter().map(|a| subst(a, map)).collect()),
         Ty::Ref(i) => Ty::Ref(Box::new(subst(i, map))),
         Ty::Slice(i) => Ty::Slice(Box::new(subst(i, map))),
@@ -4442,5 +4539,83 @@ mod tests {
                 (14, "NB0101".into())
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod projection_tests {
+    use crate::testutil::lib_rs_sites as one;
+
+    /// A trait whose associated type is bounded by a trait with a supertrait, as brotli's
+    /// `Allocator<T> { type AllocatedMemory: AllocatedSlice<T>; }` (alloc-no-stdlib), with
+    /// one implementor that reads a file in `slice_mut` and another trait whose
+    /// `slice_mut` sleeps (the look-alike that must not be taken).
+    const ALLOC: &str = "pub trait SliceWrapper<T> { fn slice(&self) -> &[T]; }\n\
+        pub trait SliceWrapperMut<T>: SliceWrapper<T> { fn slice_mut(&mut self) -> &mut [T]; }\n\
+        pub trait AllocatedSlice<T>: SliceWrapperMut<T> {}\n\
+        pub trait Allocator<T> { type AllocatedMemory: AllocatedSlice<T>;\n\
+        \x20   fn alloc_cell(&mut self, n: usize) -> Self::AllocatedMemory; }\n\
+        pub struct Mem(Vec<u8>);\n\
+        impl SliceWrapper<u8> for Mem { fn slice(&self) -> &[u8] { &self.0 } }\n\
+        impl SliceWrapperMut<u8> for Mem { fn slice_mut(&mut self) -> &mut [u8] { std::fs::read(\"m\").ok(); &mut self.0 } }\n\
+        pub trait Other { fn slice_mut(&self); }\n\
+        impl Other for u8 { fn slice_mut(&self) { std::thread::sleep(todo!()) } }\n\
+        pub struct Heap; pub struct Quiet;\n\
+        impl Allocator<u8> for Heap { type AllocatedMemory = Mem; fn alloc_cell(&mut self, n: usize) -> Mem { todo!() } }\n\
+        impl Allocator<u8> for Quiet { type AllocatedMemory = Mem; fn alloc_cell(&mut self, n: usize) -> Self::AllocatedMemory { todo!() } }\n";
+
+    /// `A::AllocatedMemory` (a field, a parameter), `<A as Allocator<u8>>::AllocatedMemory` (a
+    /// local's annotation) and `Self::AllocatedMemory` (the trait's own return type) are
+    /// known by the bounds the trait gives them: `.slice_mut()` dispatches to the graph's
+    /// impls of `SliceWrapperMut`, never to the unrelated `Other`.
+    #[test]
+    fn associated_types_of_generic_parameters_are_known_by_their_bounds() {
+        let src = ALLOC.to_string()
+            + "pub struct Model<A: Allocator<u8>> { costs: A::AllocatedMemory }\n\
+               pub async fn field<A: Allocator<u8>>(m: &mut Model<A>) { m.costs.slice_mut(); }\n\
+               pub async fn param<A: Allocator<u8>>(mut c: A::AllocatedMemory) { c.slice_mut(); }\n\
+               pub async fn qualified<A: Allocator<u8>>(a: &mut A) {\n\
+               \x20   let mut n: <A as Allocator<u8>>::AllocatedMemory;\n\
+               \x20   n = a.alloc_cell(3);\n\
+               \x20   n.slice_mut();\n\
+               \x20   a.alloc_cell(1).slice_mut();\n\
+               }\n";
+        assert_eq!(
+            one(&src),
+            [
+                (15, "NB0101".into()),
+                (16, "NB0101".into()),
+                (20, "NB0101".into()),
+                (21, "NB0101".into())
+            ]
+        );
+    }
+
+    /// nom's shape: a combinator generic over `A: Parser<I, O, E>` calls `a.parse(..)`; the
+    /// trait's `E` is the combinator's `E`, so the error's `or` is `ParseError::or` (a file
+    /// read here), not the look-alike `Unrelated::or` (a sleep) that the one impl's own error
+    /// type (`u32`) would give.
+    #[test]
+    fn a_generic_bound_binds_the_traits_parameters() {
+        let src = "pub trait ParseError<I> { fn or(self, other: Self) -> Self; }\n\
+            pub struct Loud;\n\
+            impl ParseError<u8> for Loud { fn or(self, o: Self) -> Self { std::fs::read(\"x\").ok(); o } }\n\
+            pub trait Parser<I, O, E> { fn parse(&mut self, i: I) -> Result<(I, O), E>; }\n\
+            pub trait Unrelated { fn or(self, o: u32); }\n\
+            impl Unrelated for u32 { fn or(self, o: u32) { std::thread::sleep(todo!()) } }\n\
+            pub struct Q; impl Parser<u32, u32, u32> for Q { fn parse(&mut self, i: u32) -> Result<(u32, u32), u32> { todo!() } }\n\
+            pub async fn alt<I: Clone, O, E: ParseError<I>, A: Parser<I, O, E>>(a: &mut A, i: I, e0: E) {\n\
+            \x20   if let Err(e) = a.parse(i.clone()) { e.or(e0); }\n\
+            }\n";
+        assert_eq!(one(src), [(9, "NB0101".into())]);
+    }
+
+    /// An associated type declared without bounds stays unknown: no method is guessed for it.
+    #[test]
+    fn an_unbounded_associated_type_stays_unknown() {
+        let src = ALLOC.to_string()
+            + "pub trait Plain { type Out; }\n\
+               pub async fn f<P: Plain>(o: P::Out) { o.slice_mut(); }\n";
+        assert_eq!(one(&src), []);
     }
 }

@@ -179,6 +179,7 @@ impl<'i> AsyncScan<'i> {
             } => self.exprs(exprs) || (!expanded && self.expansion(path)),
             IrExpr::Other(children)
             | IrExpr::Tuple(children)
+            | IrExpr::Array(children)
             | IrExpr::Index {
                 exprs: children, ..
             }

@@ -196,6 +196,7 @@ impl Flow<'_> {
             // Tuples, arrays and other composite values lower to `Other`.
             IrExpr::Other(children)
             | IrExpr::Tuple(children)
+            | IrExpr::Array(children)
             | IrExpr::Index {
                 exprs: children, ..
             }

@@ -187,6 +187,7 @@ impl Scan<'_> {
             // a tuple of futures is polled with the tuple (`(a(), b()).join().await`).
             IrExpr::Other(children)
             | IrExpr::Tuple(children)
+            | IrExpr::Array(children)
             | IrExpr::Index {
                 exprs: children, ..
             }

@@ -22,10 +22,13 @@ pub enum TraitRef {
 pub enum Ty {
     Adt(TyCon, Vec<Ty>),
     Ref(Box<Ty>),
-    /// A generic parameter with its trait bounds.
+    /// A generic parameter with its trait bounds, and each bound's generic arguments
+    /// (`A: Parser<I, O, E>` → `[[I, O, E]]`; empty when not known), so a call of the trait's
+    /// method on it has the trait's parameters bound (`a.parse(i)` returns `IResult<I, O, E>`).
     Param {
         name: String,
         bounds: Vec<TraitRef>,
+        bound_args: Vec<Vec<Ty>>,
     },
     /// `dyn A + B` or `impl A + B`.
     Dyn(Vec<TraitRef>),
