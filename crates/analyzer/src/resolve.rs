@@ -3679,6 +3679,20 @@ mod tests {
         assert_eq!(one(&src), [(7, "NB0101".into()), (8, "NB0101".into())]);
     }
 
+    /// An array expression is a slice of its elements' type: a loop over an array of tuples
+    /// binds typed names (deno's `for (url, file_type) in [(.., ..), ..]` then
+    /// `file_path.exists()`), and a repeated element (`[x; 4]`) types the same way.
+    #[test]
+    fn array_expressions_are_typed_by_their_elements() {
+        let src = TWO_SYNCS.to_string()
+            + "async fn a(db: Db, fail: Fail) {\n\
+                   \x20   for (d, _) in [(db, 1)] { d.sync(); }\n\
+                   \x20   let all = [fail; 4];\n\
+                   \x20   for f in all.iter() { f.sync(); }\n\
+                   }\n";
+        assert_eq!(one(&src), [(6, "NB0101".into()), (8, "NB0201".into())]);
+    }
+
     /// Same-named inherent methods of impls for different type arguments (config-rs'
     /// `impl ConfigBuilder<DefaultState>` and `impl ConfigBuilder<AsyncState>`, both with
     /// `build_internal`): `Self::` and `self.` calls go to the impl whose arguments fit.

@@ -18,7 +18,9 @@
 //!   block_on-thread body: awaited there (`run().await`, `timeout(d, run()).await`), joined or
 //!   selected there, or written as an argument of `block_on` in sync code. An async fn with a
 //!   caller anywhere else (a spawned task, a sync fn that only builds the future, an `let f =
-//!   run();` whose future may go anywhere) stays a worker root.
+//!   run();` whose future may go anywhere) stays a worker root. A dependency's async fn, no root
+//!   by itself, becomes a block_on-thread root under the same condition (its entries would
+//!   otherwise be reported as a worker's through the kind of async fn it is).
 //!
 //! Calls written in test-support fns (`roots::is_test_support`: `*_for_tests`, test kits) are not
 //! callers here: such code holds no root, and the calls it makes decide no thread (lemmy's
@@ -396,10 +398,20 @@ pub(crate) fn mark_block_on_roots(
             }
         })
         .collect();
+    // A dependency's async fn is no root (it is reached through its callers), but one polled
+    // only by block_on threads runs there too, and becomes a root of that kind: its entries
+    // are then reported as block_on-thread ones (atuin's `eye_declare::driver_tokio::run_with`,
+    // awaited only by the TUI that `atuin ai` runs under `block_on`).
     let mut fns: BTreeSet<FnId> = callers
         .keys()
         .copied()
-        .filter(|f| !spawned.contains(f) && fn_body[*f].is_some_and(|b| bodies[b].root.is_some()))
+        .filter(|f| {
+            !spawned.contains(f)
+                && fn_body[*f].is_some_and(|b| {
+                    bodies[b].root.is_some()
+                        || (bodies[b].kind == BodyKind::Fn && index.fns[*f].ir.sig.is_async)
+                })
+        })
         .collect();
     loop {
         let mut seeds_and_off: BTreeSet<usize> = entry_seeds.union(&off.bodies).copied().collect();
@@ -771,6 +783,33 @@ mod tests {
             .collect();
         out.sort();
         out
+    }
+
+    /// A dependency's async fn (no root of its own) awaited only by a block_on-thread body runs
+    /// on that thread: its entries are block_on-thread findings (atuin's TUI loop in
+    /// `eye_declare::driver_tokio::run_with`). Another dependency fn also awaited by a spawned
+    /// task stays on the workers.
+    #[test]
+    fn a_dependency_async_fn_polled_only_by_the_block_on_thread_runs_there() {
+        let dep = "pub async fn run_with<A>(a: A) { std::fs::read(\"tty\").ok(); }\n\
+                   pub async fn shared() { std::fs::read(\"s\").ok(); }\n";
+        let app = "#[tokio::main]\n\
+                   async fn main() {\n\
+                   \x20   tui::run_with(1u8).await;\n\
+                   \x20   tui::shared().await;\n\
+                   \x20   tokio::spawn(async { tui::shared().await });\n\
+                   }\n";
+        let r = crate::testutil::analyze_app_with_dependency("dep-block-on", app, "tui", dep);
+        let mut kinds: Vec<(u32, String)> = r
+            .findings
+            .iter()
+            .map(|f| (f.path[0].line, f.kind.clone()))
+            .collect();
+        kinds.sort();
+        assert_eq!(
+            kinds,
+            [(1, "block_on".to_string()), (2, "worker".to_string())]
+        );
     }
 
     #[test]
