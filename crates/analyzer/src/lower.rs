@@ -1367,16 +1367,22 @@ impl<'a> Lowerer<'a> {
                 func: self.lower_boxed(&c.func),
                 args: c.args.iter().map(|a| self.lower_expr(a)).collect(),
             },
-            E::MethodCall(m) => IrExpr::MethodCall {
-                receiver: self.lower_boxed(&m.receiver),
-                method: {
-                    let method = ident_name(&m.method);
-                    self.mention_method(method);
-                    method
-                },
-                args: m.args.iter().map(|a| self.lower_expr(a)).collect(),
-                pos: pos(m.method.span()),
-            },
+            E::MethodCall(m) => {
+                let call = IrExpr::MethodCall {
+                    receiver: self.lower_boxed(&m.receiver),
+                    method: {
+                        let method = ident_name(&m.method);
+                        self.mention_method(method);
+                        method
+                    },
+                    args: m.args.iter().map(|a| self.lower_expr(a)).collect(),
+                    pos: pos(m.method.span()),
+                };
+                match turbofish_result(m) {
+                    Some(t) => IrExpr::Cast(Box::new(call), Box::new(t)),
+                    None => call,
+                }
+            }
             E::Path(p) => {
                 if let Some(last) = p.path.segments.last() {
                     self.mention(ident_name(&last.ident));
@@ -1764,6 +1770,38 @@ fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
         }
     }
     out.into_iter().collect()
+}
+
+/// The type a turbofish gives the result of std's methods generic over it: `.collect::<C>()`,
+/// `.sum::<T>()`, `.product::<T>()` yield `C`/`T`, `.parse::<T>()` yields `Result<T, _>`. The
+/// call is lowered as if cast to it (`IrExpr::Cast`: the type of a cast is the written one), which
+/// costs the IR nothing: a field for the turbofish would grow every expression.
+fn turbofish_result(m: &syn::ExprMethodCall) -> Option<IrType> {
+    let args = &m.turbofish.as_ref()?.args;
+    let [syn::GenericArgument::Type(t)] = args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let written = lower_type(t);
+    match m.method.to_string().as_str() {
+        "collect" | "sum" | "product" => Some(written),
+        "parse" => {
+            let segment = |name: &str, generics: ThinVec<IrType>| IrSegment {
+                name: crate::ir::name(name),
+                generics,
+            };
+            Some(IrType::Path(IrPath {
+                leading_colon: false,
+                segments: thin_vec![
+                    segment("std", ThinVec::new()),
+                    segment("result", ThinVec::new()),
+                    segment("Result", thin_vec![written, IrType::Infer]),
+                ],
+                qself: None,
+                qself_position: 0,
+            }))
+        }
+        _ => None,
+    }
 }
 
 fn bound_path(b: &syn::TypeParamBound) -> Option<IrPath> {

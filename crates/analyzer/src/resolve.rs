@@ -1111,9 +1111,21 @@ impl Walker<'_> {
                 }
                 self.resolve_ty(&IrType::Path(p.clone()))
             }
+            // The written type, with the holes of a turbofish (`collect::<Vec<_>>()`, lowered as
+            // a cast) filled from the call's own type.
             IrExpr::Cast(inner, t) => {
-                self.walk(inner);
-                self.resolve_ty(t)
+                let inner_ty = self.walk(inner);
+                match (self.resolve_ty(t), inner_ty) {
+                    (Ty::Adt(con, args), Ty::Adt(known, known_args)) if con == known => Ty::Adt(
+                        con,
+                        args.into_iter()
+                            .zip(known_args.into_iter().chain(std::iter::repeat(Ty::Unknown)))
+                            .map(|(a, k)| if a.is_unknown() { k } else { a })
+                            .collect(),
+                    ),
+                    (Ty::Unknown, inner_ty) => inner_ty,
+                    (written, _) => written,
+                }
             }
             IrExpr::Str(_) | IrExpr::SocketAddrStr => Ty::Ref(Box::new(Ty::Str)),
             IrExpr::Macro {
@@ -3691,6 +3703,23 @@ mod tests {
                    \x20   for f in all.iter() { f.sync(); }\n\
                    }\n";
         assert_eq!(one(&src), [(6, "NB0101".into()), (8, "NB0201".into())]);
+    }
+
+    /// A turbofish types the result of `collect`, `sum` and `parse` (reqsign's
+    /// `env::vars().collect::<HashMap<_, _>>()` then `.get(..)`); a real `as` cast stays the
+    /// written type.
+    #[test]
+    fn a_turbofish_types_collect_and_parse() {
+        let src = TWO_SYNCS.to_string()
+            + "async fn a(dbs: Vec<Db>, text: &str) {\n\
+                   \x20   let all = dbs.into_iter().collect::<Vec<Db>>();\n\
+                   \x20   all[0].sync();\n\
+                   \x20   let n = text.parse::<Fail>().unwrap();\n\
+                   \x20   n.sync();\n\
+                   \x20   let k = 3u8 as u64;\n\
+                   \x20   k.sync();\n\
+                   }\n";
+        assert_eq!(one(&src), [(7, "NB0101".into()), (9, "NB0201".into())]);
     }
 
     /// Same-named inherent methods of impls for different type arguments (config-rs'
