@@ -587,6 +587,60 @@ enum Implementor<'a> {
 }
 
 /// Targets whose result types a call's value joins ([`Walker::return_type`]).
+/// std's `Iterator` provided methods that adapt or consume the iterator (what
+/// `Walker::local_iterator` answers for a type of the graph implementing it).
+const ITERATOR_PROVIDED: &[&str] = &[
+    "all",
+    "any",
+    "by_ref",
+    "chain",
+    "cloned",
+    "collect",
+    "copied",
+    "count",
+    "cycle",
+    "enumerate",
+    "filter",
+    "filter_map",
+    "find",
+    "find_map",
+    "flat_map",
+    "flatten",
+    "fold",
+    "for_each",
+    "fuse",
+    "inspect",
+    "last",
+    "map",
+    "map_while",
+    "max",
+    "max_by",
+    "max_by_key",
+    "min",
+    "min_by",
+    "min_by_key",
+    "nth",
+    "partition",
+    "peekable",
+    "position",
+    "product",
+    "reduce",
+    "rev",
+    "scan",
+    "skip",
+    "skip_while",
+    "step_by",
+    "sum",
+    "take",
+    "take_while",
+    "try_fold",
+    "try_for_each",
+    "unzip",
+    "zip",
+];
+
+/// How many impls of a bound's trait `Walker::bind_through_bounds` tries.
+const MAX_BOUND_IMPLS: usize = 64;
 const MAX_JOINED_RESULTS: usize = 16;
 
 /// Macro expansions per function body.
@@ -2150,6 +2204,20 @@ impl Walker<'_> {
 
     fn walk_method(&mut self, recv: Ty, method: &str, args: &[IrExpr], pos: Pos) -> Ty {
         let recv_peeled = recv.peel_refs().clone();
+        // An adapter on a type of the graph that implements std's `Iterator` (sccache's
+        // `ArgsIter::new(..).enumerate()`): std's provided method, typed as std's iterators are
+        // with the impl's `Item`, and a call of the impl's `next`, which the adapter drives.
+        if let Some((next, item)) = self.local_iterator(&recv_peeled, method) {
+            let model = Ty::external("std::slice::Iter", vec![item]);
+            let ty = self.walk_method(model, method, args, pos);
+            self.push_call(
+                pos,
+                vec![Target::Fn(next, Confidence::High)],
+                Vec::new(),
+                Vec::new(),
+            );
+            return ty;
+        }
         let item = adapter_item(&recv_peeled, method);
         let args_start = self.sink.len();
         self.closure_ret = Ty::Unknown;
@@ -2817,6 +2885,103 @@ impl Walker<'_> {
         }
     }
 
+    /// Binds parameters that only a bound's arguments mention, from the impl that a bound
+    /// parameter's type has: sccache's `ArgsIter::<I, T, S>::new(it, &ARGS[..])` with `S:
+    /// SearchableArgInfo<T>` gets `S = &[ArgInfo<ArgData>]` from the argument, and `impl<T>
+    /// SearchableArgInfo<T> for &'static [ArgInfo<T>]` then gives `T = ArgData`. Only impls of
+    /// the graph's traits written for a type (not blanket ones) count, the first that fits wins,
+    /// and at most `MAX_BOUND_IMPLS` impls are tried per bound.
+    fn bind_through_bounds(
+        &self,
+        generics: &[IrGeneric],
+        module: ModId,
+        self_ty: Option<&Ty>,
+        subst: &mut Subst,
+    ) {
+        for g in generics {
+            let Some(actual) = subst.get(&g.name).cloned() else {
+                continue;
+            };
+            if matches!(
+                actual.peel_refs(),
+                Ty::Param { .. } | Ty::Unknown | Ty::Dyn(_)
+            ) {
+                continue;
+            }
+            for bound in &g.bounds {
+                let Some(last) = bound.segments.last() else {
+                    continue;
+                };
+                if last.generics.is_empty() {
+                    continue;
+                }
+                let TraitRef::Local(tr) = self.index.resolve_trait(module, bound) else {
+                    continue;
+                };
+                let impls = self
+                    .index
+                    .trait_impls
+                    .get(&tr)
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[]);
+                for &iid in impls.iter().take(MAX_BOUND_IMPLS) {
+                    let imp = &self.index.impls[iid];
+                    if matches!(imp.self_ty, Ty::Param { .. }) {
+                        continue;
+                    }
+                    let mut impl_subst = Subst::new();
+                    unify(&imp.self_ty, &actual, &mut impl_subst);
+                    if apply(&imp.self_ty, &impl_subst).peel_refs() != actual.peel_refs() {
+                        continue;
+                    }
+                    let Some(written) = imp.ir_trait.as_ref().and_then(|p| p.segments.last())
+                    else {
+                        continue;
+                    };
+                    for (want, have) in last.generics.iter().zip(&written.generics) {
+                        let want = self.index.resolve_type(module, want, generics, self_ty);
+                        let have = self.index.resolve_type(
+                            imp.module,
+                            have,
+                            &imp.generics,
+                            Some(&imp.self_ty),
+                        );
+                        unify(&want, &apply(&have, &impl_subst), subst);
+                    }
+                    break;
+                }
+            }
+        }
+    }
+
+    /// For `method`, one of std's `Iterator` provided methods, called on a type of the graph
+    /// that implements `Iterator` and has no method of that name itself: the impl's `next` and
+    /// its `Item` type (unknown when not written).
+    fn local_iterator(&self, recv: &Ty, method: &str) -> Option<(FnId, Ty)> {
+        let Ty::Adt(TyCon::Local(tid), args) = recv else {
+            return None;
+        };
+        if !ITERATOR_PROVIDED.contains(&method) {
+            return None;
+        }
+        let iid = self.index.types[*tid]
+            .trait_impls
+            .iter()
+            .copied()
+            .find(|&i| {
+                matches!(&self.index.impls[i].trait_ref,
+                Some(TraitRef::External(p)) if p == "std::iter::Iterator")
+            })?;
+        let next = *self.index.impls[iid].fns.get("next")?;
+        if !self.method_lookup(recv, method).0.is_empty() {
+            return None;
+        }
+        let item = self
+            .impl_assoc_for(iid, "Item", recv, args)
+            .unwrap_or(Ty::Unknown);
+        Some((next, item))
+    }
+
     /// The trait's type parameters as a generic receiver's bound gives them: on `a: A` with
     /// `A: Parser<Input, Output, Error>`, `Parser<I, O, E>`'s `I` is `Input` and so on.
     fn trait_args_of(&self, recv: Option<&Ty>, tr: usize, trait_generics: &[IrGeneric]) -> Subst {
@@ -2908,6 +3073,7 @@ impl Walker<'_> {
                         unify(&resolve(declared), actual, &mut subst);
                     }
                 }
+                self.bind_through_bounds(&generics, def.module, self_ty.as_ref(), &mut subst);
                 match apply(&resolve(ret), &subst) {
                     // A parameter nothing bound: unknown, not a dispatch over every impl. A
                     // projection (`Self::AllocatedMemory`) is known by its bounds.
@@ -3403,7 +3569,11 @@ fn iterator_result(recv: &Ty, method: &str) -> Option<Ty> {
         return match method {
             "filter" | "skip" | "take" | "rev" | "peekable" | "skip_while" | "take_while"
             | "inspect" | "cloned" | "copied" | "chain" | "fuse" | "step_by" => Some(recv.clone()),
-            "map" | "filter_map" | "flat_map" | "enumerate" | "zip" | "map_while" => {
+            "enumerate" => Some(Ty::external(
+                "std::slice::Iter",
+                vec![Ty::Tuple(vec![Ty::external("usize", Vec::new()), elem])],
+            )),
+            "map" | "filter_map" | "flat_map" | "zip" | "map_while" => {
                 Some(Ty::external("std::slice::Iter", vec![Ty::Unknown]))
             }
             "for_each" | "any" | "all" | "count" | "try_for_each" => Some(Ty::Unknown),
@@ -3652,7 +3822,7 @@ mod tests {
 
     /// Four lines: two types with a `sync` method of the same name, one reading a file, one
     /// sleeping, so a test tells which type a receiver was given by the rule that fires.
-    const TWO_SYNCS: &str = "struct Db; struct Fail;\n\
+    pub(super) const TWO_SYNCS: &str = "struct Db; struct Fail;\n\
                              impl Db { fn sync(&self) { std::fs::read(\"db\").ok(); } }\n\
                              impl Fail { fn sync(&self) { std::thread::sleep(d()); } }\n\
                              fn d() -> std::time::Duration { todo!() }\n";
@@ -4587,6 +4757,7 @@ mod tests {
 
 #[cfg(test)]
 mod projection_tests {
+    use super::tests::TWO_SYNCS;
     use crate::testutil::lib_rs_sites as one;
 
     /// A trait whose associated type is bounded by a trait with a supertrait, as brotli's
@@ -4651,6 +4822,42 @@ mod projection_tests {
             \x20   if let Err(e) = a.parse(i.clone()) { e.or(e0); }\n\
             }\n";
         assert_eq!(one(src), [(9, "NB0101".into())]);
+    }
+
+    /// sccache's argument parser: `T` of `ArgsIter<T, S>` is mentioned only by the bound `S:
+    /// Search<T>`; the argument's type (`&[Info<Db>]`) and the impl `Search<T> for &[Info<T>]`
+    /// bind it, so the parsed item's `sync` is `Db`'s (a file read), not `Fail`'s (a sleep,
+    /// the other impl's type).
+    #[test]
+    fn a_parameter_only_a_bound_mentions_is_bound_through_the_impl() {
+        let src = TWO_SYNCS.to_string()
+            + "pub struct Info<T>(T);\n\
+               pub trait Search<T> { fn find(&self) -> Option<&Info<T>>; }\n\
+               impl<T> Search<T> for &'static [Info<T>] { fn find(&self) -> Option<&Info<T>> { None } }\n\
+               impl Search<Fail> for (u8, u8) { fn find(&self) -> Option<&Info<Fail>> { None } }\n\
+               pub struct ArgsIter<T, S: Search<T>> { s: S, t: Option<T> }\n\
+               impl<T, S: Search<T>> ArgsIter<T, S> { pub fn new(s: S) -> Self { todo!() } pub fn item(&self) -> T { todo!() } }\n\
+               static ARGS: [Info<Db>; 1] = [Info(Db)];\n\
+               async fn a() { ArgsIter::new(&ARGS[..]).item().sync(); }\n";
+        assert_eq!(one(&src), [(12, "NB0101".into())]);
+    }
+
+    /// std's `Iterator` adapters on a type of the graph implementing it (sccache's
+    /// `ArgsIter::new(..).enumerate()`): the adapter calls the impl's `next` (a file read here)
+    /// and its items have the impl's `Item` type (`Fail`: a sleep); a type's own method of an
+    /// adapter's name (`Own::map`, nothing blocking) is that method.
+    #[test]
+    fn adapters_on_a_local_iterator_call_its_next_and_yield_its_items() {
+        let src = TWO_SYNCS.to_string()
+            + "pub struct Lines; pub struct Own;\n\
+               impl Iterator for Lines { type Item = Fail; fn next(&mut self) -> Option<Fail> { std::fs::read(\"l\").ok(); None } }\n\
+               impl Iterator for Own { type Item = Fail; fn next(&mut self) -> Option<Fail> { None } }\n\
+               impl Own { fn map(self, f: u8) -> u8 { f } }\n\
+               async fn a(it: Lines, own: Own) {\n\
+               \x20   for (_, l) in it.enumerate() { l.sync(); }\n\
+               \x20   let _ = own.map(1);\n\
+               }\n";
+        assert_eq!(one(&src), [(10, "NB0101".into()), (10, "NB0201".into())]);
     }
 
     /// An associated type declared without bounds stays unknown: no method is guessed for it.
