@@ -1784,22 +1784,12 @@ fn turbofish_result(m: &syn::ExprMethodCall) -> Option<IrType> {
     let written = lower_type(t);
     match m.method.to_string().as_str() {
         "collect" | "sum" | "product" => Some(written),
-        "parse" => {
-            let segment = |name: &str, generics: ThinVec<IrType>| IrSegment {
-                name: crate::ir::name(name),
-                generics,
-            };
-            Some(IrType::Path(IrPath {
-                leading_colon: false,
-                segments: thin_vec![
-                    segment("std", ThinVec::new()),
-                    segment("result", ThinVec::new()),
-                    segment("Result", thin_vec![written, IrType::Infer]),
-                ],
-                qself: None,
-                qself_position: 0,
-            }))
-        }
+        "parse" => Some(std_type(
+            "result",
+            "Result",
+            thin_vec![written, IrType::Infer],
+            false,
+        )),
         _ => None,
     }
 }
@@ -1912,20 +1902,26 @@ fn future_of(
             syn::GenericArgument::AssocType(at) if at.ident == "Output" => Some(lower_type(&at.ty)),
             _ => None,
         })?;
-        let seg = |name: &str, generics: ThinVec<IrType>| IrSegment {
-            name: crate::ir::name(name),
-            generics,
-        };
-        Some(IrType::Path(IrPath {
-            leading_colon: true,
-            segments: thin_vec![
-                seg("std", ThinVec::new()),
-                seg("future", ThinVec::new()),
-                seg("Future", thin_vec![output]),
-            ],
-            qself: None,
-            qself_position: 0,
-        }))
+        Some(std_type("future", "Future", thin_vec![output], true))
+    })
+}
+
+/// The written type `std::module::name<args>` (`::std::…` with `leading_colon`), for types the
+/// lowering itself gives an expression or a bound.
+fn std_type(module: &str, name: &str, args: ThinVec<IrType>, leading_colon: bool) -> IrType {
+    let segment = |name: &str, generics: ThinVec<IrType>| IrSegment {
+        name: crate::ir::name(name),
+        generics,
+    };
+    IrType::Path(IrPath {
+        leading_colon,
+        segments: thin_vec![
+            segment("std", ThinVec::new()),
+            segment(module, ThinVec::new()),
+            segment(name, args),
+        ],
+        qself: None,
+        qself_position: 0,
     })
 }
 
