@@ -229,11 +229,22 @@ impl FieldValues {
         // field-to-field writes (builders), each settled in a round or two.
         loop {
             let mut updates = Vec::new();
+            // Many writes copy the same field (`name: other.name`): each source is looked up
+            // once per round (deno: an owner-less source unions the sets of every owner of a
+            // field name, thousands for `name`).
+            let mut looked_up: BTreeMap<(Option<Name>, Name), Values> = BTreeMap::new();
             for (&key, vs) in &direct {
+                if fv.values.get(&key).is_some_and(Option::is_none) {
+                    // Already unknown: no write can change it.
+                    continue;
+                }
                 for v in vs {
                     if let WriteValue::Field(owner, field) = *v {
                         // A field nothing writes is built where the graph does not look.
-                        updates.push((key, fv.lookup(owner, field).unwrap_or(None)));
+                        let from = looked_up
+                            .entry((owner, field))
+                            .or_insert_with(|| fv.lookup(owner, field).unwrap_or(None));
+                        updates.push((key, from.clone()));
                     }
                 }
             }
@@ -262,6 +273,10 @@ impl FieldValues {
         for o in keys {
             if let Some(v) = self.values.get(&(o, field)) {
                 union(out.get_or_insert_with(|| Some(BTreeSet::new())), v);
+                if out.as_ref().is_some_and(Option::is_none) {
+                    // Unknown absorbs the rest.
+                    break;
+                }
             }
         }
         out

@@ -28,27 +28,15 @@ const MAX_ROUNDS: usize = 16;
 /// [`crate::resolve::CallSite::param_args`]) whose value flows into its return value.
 pub(crate) fn returned_params(index: &Index, resolved: &[Vec<Body>]) -> Vec<BTreeSet<usize>> {
     let mut returned: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); resolved.len()];
-    // Only functions with a parameter and a tail expression can return one.
-    let candidates: Vec<(usize, IrExpr, CallTargets)> = resolved
+    // Only functions with a parameter and a tail expression naming one can return one:
+    // resolution kept those tails ([`Body::tail`]).
+    let candidates: Vec<(usize, &IrExpr, CallTargets)> = resolved
         .iter()
         .enumerate()
         .filter_map(|(f, bodies)| {
-            let def = index.fns.get(f)?;
-            if def.ir.sig.params.is_empty() {
-                return None;
-            }
-            // An unresolved function (no root reaches it) has no body here: skip it before
-            // walking its tail.
+            // An unresolved function (no root reaches it) has no body here.
             let body = bodies.iter().find(|b| b.kind == BodyKind::Fn)?;
-            // A tail that never names a parameter returns none: most functions stop here, before
-            // their body is decoded and their call targets are collected.
-            if !def.ir.attrs.tail_names_param {
-                return None;
-            }
-            let tail = match def.ir.body.as_ref()?.block().stmts.pop()? {
-                IrStmt::Expr(e) => e,
-                _ => return None,
-            };
+            let tail = body.tail.as_deref()?;
             // The analysed functions each call position resolves to.
             let mut targets = CallTargets::new();
             for c in &body.calls {

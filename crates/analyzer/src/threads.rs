@@ -38,6 +38,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use rayon::prelude::*;
+
 use crate::graph::{Effect, GraphBody, RootKind};
 use crate::index::{FnId, Index};
 use crate::ir::{FnBody, IrBlock, IrExpr, IrStmt, Pos};
@@ -316,19 +318,24 @@ pub(crate) fn mark_block_on_roots(
     if !any_seed {
         return;
     }
-    let mut polling_of: BTreeMap<FnId, Polling> = BTreeMap::new();
-    for &f in &owners {
-        let def = &index.fns[f];
-        if def.ir.sig.is_async
-            || def.ir.attrs.block_on_entry
-            || by_owner[&f].len() > 1
-            || def.ir.attrs.names_block_on
-        {
-            let none = BTreeSet::new();
-            let spawn_calls = spawn_sites.get(&f).unwrap_or(&none);
-            polling_of.insert(f, polling(index, f, spawn_calls));
-        }
-    }
+    // Each scan decodes a body: in parallel (deno: 20 000 async fns, a fifth of the graph stage
+    // when sequential), collected into a map, so the order of the work does not matter.
+    let scanned: Vec<FnId> = owners
+        .iter()
+        .copied()
+        .filter(|f| {
+            let def = &index.fns[*f];
+            def.ir.sig.is_async
+                || def.ir.attrs.block_on_entry
+                || by_owner[f].len() > 1
+                || def.ir.attrs.names_block_on
+        })
+        .collect();
+    let none = BTreeSet::new();
+    let polling_of: BTreeMap<FnId, Polling> = scanned
+        .par_iter()
+        .map(|&f| (f, polling(index, f, spawn_sites.get(&f).unwrap_or(&none))))
+        .collect();
     let context_of = |b: usize| -> Option<Pos> {
         match bodies[b].kind {
             BodyKind::Fn => None,
