@@ -180,7 +180,7 @@ pub fn expr_waits(e: &IrExpr) -> bool {
         | IrExpr::Array(exprs)
         | IrExpr::Index { exprs, .. }
         | IrExpr::Arith(exprs) => exprs.iter().any(expr_waits),
-        IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,
+        IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr | IrExpr::Lit(_) => false,
     }
 }
 

@@ -321,7 +321,7 @@ fn for_each_child<'a>(e: &'a IrExpr, mut f: impl FnMut(Child<'a>)) {
             xs.iter().for_each(|x| f(Child::Expr(x)));
         }
         IrExpr::Macro { exprs, .. } => exprs.iter().for_each(|x| f(Child::Expr(x))),
-        IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => {}
+        IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr | IrExpr::Lit(_) => {}
     }
 }
 

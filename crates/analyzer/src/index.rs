@@ -114,6 +114,13 @@ pub enum TypeKind {
     },
 }
 
+impl TypeKind {
+    /// Whether this is an enum with a variant named `name`.
+    pub fn has_variant(&self, name: &str) -> bool {
+        matches!(self, TypeKind::Enum { variants, .. } if variants.iter().any(|(v, _)| v == name))
+    }
+}
+
 #[derive(Debug)]
 pub struct TypeDef {
     pub unit: UnitId,
@@ -179,6 +186,10 @@ pub struct Index {
     /// Per key of `external_impls`, computed on first use: by method name, those of its impls
     /// that may provide the method ([`Index::external_impls_with`]).
     pub external_impls_by_method: NameMap<std::sync::OnceLock<NameMap<Vec<ImplId>>>>,
+    /// Impls of std's `From` in the analysed graph, by the last path segment of the type they
+    /// convert from (`impl From<io::Error> for MyError` under `Error`), built on first use
+    /// ([`Index::from_impls_named`]).
+    pub from_impls: std::sync::OnceLock<NameMap<Vec<ImplId>>>,
     /// Macros by name, in id order.
     pub macros_by_name: NameMap<Vec<usize>>,
     /// Blanket impls by the method names they provide (their own fns and their trait's default
@@ -312,6 +323,41 @@ impl Index {
             .map(|p| (p.clone(), std::sync::OnceLock::new()))
             .collect();
         index
+    }
+
+    /// The impls of std's `From` whose source type's last path segment is `name`, in impl
+    /// order: the candidates for `x.into()` on a value of a type so named (the blanket `impl<T,
+    /// U: From<T>> Into<U> for T` calls `U::from`). A superset: the caller compares the resolved
+    /// source type.
+    pub fn from_impls_named(&self, name: &str) -> &[ImplId] {
+        self.from_impls
+            .get_or_init(|| {
+                let mut out: NameMap<Vec<ImplId>> = NameMap::default();
+                for (iid, imp) in self.impls.iter().enumerate() {
+                    let is_from = matches!(&imp.trait_ref,
+                        Some(TraitRef::External(p)) if p == "std::convert::From" || p == "From");
+                    let source = imp
+                        .ir_trait
+                        .as_ref()
+                        .and_then(|t| t.segments.last())
+                        .and_then(|s| s.generics.first());
+                    let mut source = match source {
+                        Some(t) if is_from => t,
+                        _ => continue,
+                    };
+                    while let IrType::Ref(inner) = source {
+                        source = inner;
+                    }
+                    if let IrType::Path(p) = source {
+                        if let Some(last) = p.segments.last() {
+                            out.entry(last.name.to_string()).or_default().push(iid);
+                        }
+                    }
+                }
+                out
+            })
+            .get(name)
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The impls of `external_impls[p]` (in the same order) that may provide `method`: those

@@ -371,7 +371,17 @@ pub enum IrExpr {
     /// (`(sid.as_usize() >> stride).checked_sub(2)`); an operator impl of an analysed type is
     /// not modelled (unknown).
     Arith(ThinVec<IrExpr>),
+    /// A number, char or byte literal, by its type's name: the suffix (`0u8`), else
+    /// [`UNSUFFIXED_INTEGER`] or [`UNSUFFIXED_FLOAT`] (the context decides: `1 + n`), `char`,
+    /// `u8` for `b'a'`. Typed so that `let mut class = 0u8; class.checked_add(1)` resolves
+    /// (aho-corasick's alphabet).
+    Lit(Name),
 }
+
+/// [`IrExpr::Lit`]'s name for an integer literal without a suffix.
+pub const UNSUFFIXED_INTEGER: &str = "{integer}";
+/// [`IrExpr::Lit`]'s name for a float literal without a suffix.
+pub const UNSUFFIXED_FLOAT: &str = "{float}";
 
 impl IrPat {
     /// Every name the pattern binds, nested patterns included.
@@ -435,7 +445,7 @@ impl IrExpr {
             | IrExpr::Arith(xs)
             | IrExpr::Loop(xs)
             | IrExpr::Macro { exprs: xs, .. } => xs.iter().any(|x| x.any(pred)),
-            IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,
+            IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr | IrExpr::Lit(_) => false,
         }
     }
 }

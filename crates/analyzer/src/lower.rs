@@ -1472,6 +1472,28 @@ impl<'a> Lowerer<'a> {
             }
             E::Cast(c) => IrExpr::Cast(self.lower_boxed(&c.expr), Box::new(lower_type(&c.ty))),
             E::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) => IrExpr::Lit(crate::ir::name(match i.suffix() {
+                "" => crate::ir::UNSUFFIXED_INTEGER,
+                suffix => suffix,
+            })),
+            E::Lit(syn::ExprLit {
+                lit: syn::Lit::Float(f),
+                ..
+            }) => IrExpr::Lit(crate::ir::name(match f.suffix() {
+                "" => crate::ir::UNSUFFIXED_FLOAT,
+                suffix => suffix,
+            })),
+            E::Lit(syn::ExprLit {
+                lit: syn::Lit::Char(_),
+                ..
+            }) => IrExpr::Lit(crate::ir::name("char")),
+            E::Lit(syn::ExprLit {
+                lit: syn::Lit::Byte(_),
+                ..
+            }) => IrExpr::Lit(crate::ir::name("u8")),
+            E::Lit(syn::ExprLit {
                 lit: syn::Lit::Str(s),
                 ..
             }) => {

@@ -1104,7 +1104,10 @@ mod tests {
             names
         };
         // Async fns are contexts: summarised only when following every call.
-        assert_eq!(live_names(super::Follow::SyncCalls), ["leaf", "mid", "recursive"]);
+        assert_eq!(
+            live_names(super::Follow::SyncCalls),
+            ["leaf", "mid", "recursive"]
+        );
         assert_eq!(
             live_names(super::Follow::AllCalls),
             ["handler", "inner", "leaf", "mid", "recursive"]

@@ -533,6 +533,9 @@ struct StoredClosure {
     calls: Vec<CallSite>,
     bodies: std::ops::Range<usize>,
     used: bool,
+    /// Its body's type, as walked where it is written: the type of a call of it
+    /// (`let init = || Command::new(..); init().arg(..)`).
+    ret: Ty,
 }
 
 struct Walker<'i> {
@@ -896,10 +899,12 @@ impl Walker<'_> {
                 } if pat.ident.is_some() => {
                     let name = pat.ident.as_ref().expect("guarded");
                     let (calls, bodies) = self.walk_closure_body(params, body, None);
+                    let ret = std::mem::replace(&mut self.closure_ret, Ty::Unknown);
                     self.closures.push(StoredClosure {
                         calls,
                         bodies,
                         used: false,
+                        ret,
                     });
                     let index = self.closures.len() - 1;
                     self.bind(
@@ -1195,6 +1200,15 @@ impl Walker<'_> {
                 }
             }
             IrExpr::Str(_) | IrExpr::SocketAddrStr => Ty::Ref(Box::new(Ty::Str)),
+            IrExpr::Lit(ty) => Ty::external(
+                match ty.as_str() {
+                    // rustc's fallback when nothing constrains the literal.
+                    crate::ir::UNSUFFIXED_INTEGER => "i32",
+                    crate::ir::UNSUFFIXED_FLOAT => "f64",
+                    named => named,
+                },
+                Vec::new(),
+            ),
             IrExpr::Macro {
                 exprs,
                 pos,
@@ -1235,7 +1249,15 @@ impl Walker<'_> {
                         .is_some_and(crate::ty::is_number)
                         .then(|| t.clone())
                 };
-                tys.iter().find_map(number).unwrap_or(Ty::Unknown)
+                // An unsuffixed literal takes the other operand's type (`1 + n` with `n: usize`).
+                let written = operands
+                    .iter()
+                    .zip(&tys)
+                    .filter(|(x, _)| !is_unsuffixed_literal(x))
+                    .find_map(|(_, t)| number(t));
+                written
+                    .or_else(|| tys.iter().find_map(number))
+                    .unwrap_or(Ty::Unknown)
             }
         }
     }
@@ -1967,7 +1989,7 @@ impl Walker<'_> {
                             params,
                         );
                     }
-                    return Ty::Unknown;
+                    return self.closures[c].ret.clone();
                 }
                 let (_, closures, params) = self.walk_args(args);
                 if !local.fn_items.is_empty() {
@@ -2052,6 +2074,12 @@ impl Walker<'_> {
         if names.len() == 2 && names[0] == "Self" {
             let st = self.self_ty.clone().unwrap_or(Ty::Unknown);
             let targets = self.assoc_targets(&st, &method);
+            // `Self::Variant(..)` in an impl of an enum: a constructor, no call.
+            if let Ty::Adt(TyCon::Local(t), _) = &st {
+                if targets.is_empty() && self.index.types[*t].kind.has_variant(&method) {
+                    return (None, st);
+                }
+            }
             let ret = self.return_type(&targets, Some(&st), arg_types);
             return (
                 Some(self.or_unresolved(targets, Unresolved::UnknownPath)),
@@ -2304,6 +2332,15 @@ impl Walker<'_> {
                 };
             }
         }
+        // `x.into()` on a type of the graph: std's blanket `impl<T, U: From<T>> Into<U> for T`
+        // calls `U::from(x)`, one of the graph's `From` impls taking x's type.
+        if method == "into" && args.is_empty() {
+            if let Some((targets, ret)) = self.conversion_via_from(&recv_peeled) {
+                self.push_call(pos, targets, closures, params);
+                self.set_args_from(args_start);
+                return ret;
+            }
+        }
         // `(&x).m()` with `x` untyped: the receiver is as unknown as `x`. A tuple's methods
         // come from std's traits (`("h", 80).to_socket_addrs()`), which only the rules' name
         // fallbacks know, as before tuples were typed.
@@ -2318,6 +2355,21 @@ impl Walker<'_> {
                 if t.is_empty() {
                     if is_identity_method(method) {
                         return recv_peeled;
+                    }
+                    if method == "into" && args.is_empty() {
+                        // No `From` impl of the graph takes this type: the conversion is one of
+                        // std's (`impl<T> From<T> for T`, `Option<T>`, `Box<dyn Error>`) or a
+                        // generic impl's (`anyhow::Error: From<E: Error>`); which one the
+                        // context wants is not inferred.
+                        let into = "std::convert::Into::into".to_string();
+                        self.push_call(
+                            pos,
+                            vec![Target::External(into, Confidence::Low)],
+                            closures,
+                            params,
+                        );
+                        self.set_args_from(args_start);
+                        return Ty::Unknown;
                     }
                     (vec![Target::Unresolved(Unresolved::UnknownMethod)], level)
                 } else {
@@ -2968,6 +3020,62 @@ impl Walker<'_> {
         }
     }
 
+    /// `x.into()` on a value of a type of the graph (`src`): the `from` fns of the graph's
+    /// `impl From<Src> for U`, and `U` when there is one such impl (else unknown: which `U` the
+    /// context wants is not inferred). `None` when no such impl exists or `src` is not a type of
+    /// the graph: a std type's `into` stays std's (dispatching `String::into` to every
+    /// `From<String>` of a large app would make each a path of every string conversion).
+    fn conversion_via_from(&self, src: &Ty) -> Option<(Vec<Target>, Ty)> {
+        let src = src.peel_refs();
+        let Ty::Adt(TyCon::Local(tid), _) = src else {
+            return None;
+        };
+        let mut fns = Vec::new();
+        let mut targets_of = Vec::new();
+        for &iid in self.index.from_impls_named(&self.index.types[*tid].name) {
+            let imp = &self.index.impls[iid];
+            let Some(written) = imp
+                .ir_trait
+                .as_ref()
+                .and_then(|t| t.segments.last())
+                .and_then(|s| s.generics.first())
+            else {
+                continue;
+            };
+            let have =
+                self.index
+                    .resolve_type(imp.module, written, &imp.generics, Some(&imp.self_ty));
+            if !matches!(have.peel_refs(), Ty::Adt(con, _) if *con == TyCon::Local(*tid)) {
+                continue;
+            }
+            if let Some(&f) = imp.fns.get("from") {
+                fns.push(f);
+                targets_of.push(imp.self_ty.clone());
+            }
+        }
+        if fns.is_empty() {
+            return None;
+        }
+        let ret = match targets_of.as_slice() {
+            // An impl's own parameters (`impl<T> From<Src> for Wrapper<T>`) are not bound here.
+            [one]
+                if !matches!(one, Ty::Param { .. })
+                    && !one
+                        .type_args()
+                        .iter()
+                        .any(|a| matches!(a, Ty::Param { .. })) =>
+            {
+                one.clone()
+            }
+            _ => Ty::Unknown,
+        };
+        let targets = fns
+            .into_iter()
+            .map(|f| Target::Fn(f, Confidence::Medium))
+            .collect();
+        Some((targets, ret))
+    }
+
     /// For `method`, one of std's `Iterator` provided methods, called on a type of the graph
     /// that implements `Iterator` and has no method of that name itself: the impl's `next` and
     /// its `Item` type (unknown when not written).
@@ -3113,9 +3221,9 @@ impl Walker<'_> {
             if let Some(l) = self.lookup(name) {
                 return l.ty.clone();
             }
-            // A bool literal (lowered as a path for `crate::values`): typed as before, unknown.
+            // A bool literal (lowered as a path for `crate::values`).
             if matches!(name, "true" | "false") {
-                return Ty::Unknown;
+                return Ty::external("bool", Vec::new());
             }
         }
         let names: Vec<String> = p.segments.iter().map(|s| s.name.to_string()).collect();
@@ -3590,8 +3698,15 @@ fn iterator_result(recv: &Ty, method: &str) -> Option<Ty> {
             "map" | "filter_map" | "flat_map" | "zip" | "map_while" => {
                 Some(Ty::external("std::slice::Iter", vec![Ty::Unknown]))
             }
-            "for_each" | "any" | "all" | "count" | "try_for_each" => Some(Ty::Unknown),
-            "find" | "next" | "last" | "max" | "min" | "nth" => Some(Ty::external(
+            "for_each" | "try_for_each" => Some(Ty::Unknown),
+            "any" | "all" => Some(Ty::external("bool", Vec::new())),
+            "count" => Some(Ty::external("usize", Vec::new())),
+            "position" | "rposition" => Some(Ty::external(
+                "std::option::Option",
+                vec![Ty::external("usize", Vec::new())],
+            )),
+            "find" | "next" | "last" | "max" | "min" | "nth" | "max_by_key" | "min_by_key"
+            | "max_by" | "min_by" | "next_back" => Some(Ty::external(
                 "std::option::Option",
                 recv.type_args().to_vec(),
             )),
@@ -3599,6 +3714,12 @@ fn iterator_result(recv: &Ty, method: &str) -> Option<Ty> {
         };
     }
     None
+}
+
+/// A number literal without a suffix (`1`, `0.5`): its type is its context's.
+fn is_unsuffixed_literal(e: &IrExpr) -> bool {
+    matches!(e, IrExpr::Lit(n)
+        if n.as_str() == crate::ir::UNSUFFIXED_INTEGER || n.as_str() == crate::ir::UNSUFFIXED_FLOAT)
 }
 
 /// The item type of iterating over `t` (`Vec<T>`, `&[T]`, `Option<T>`), or unknown.
@@ -4458,6 +4579,45 @@ mod tests {
             report.stats.unresolved_by_reason.get("unknown_receiver"),
             Some(&0)
         );
+    }
+
+    /// Shapes from sccache's, pingap's and their dependencies' unresolved calls (session 17):
+    /// `x.into()` reaches the graph's `impl From<X>`; `Self::Variant(..)` constructs; a bool,
+    /// number or char literal has its type (an unsuffixed one takes the other operand's in
+    /// arithmetic); a let-bound closure's call has its body's type; `position` yields an index;
+    /// a primitive's `try_from` and any `try_into` yield a `Result`. Negatives: `into` on a type
+    /// no `From` impl takes is std's conversion (no call into the graph); a conversion from
+    /// another type does not reach the blocking `From`.
+    #[test]
+    fn conversions_literals_and_closure_calls_are_typed() {
+        let src = "pub struct Disk; impl Disk { pub fn flush(&self) { let _ = std::fs::write(\"d\", \"x\"); } }\n\
+                   pub trait Open { fn open_it(&self) -> Disk; }\n\
+                   impl Open for u8 { fn open_it(&self) -> Disk { Disk } }\n\
+                   impl Open for u32 { fn open_it(&self) -> Disk { Disk } }\n\
+                   impl Open for usize { fn open_it(&self) -> Disk { Disk } }\n\
+                   pub struct Src; pub struct Other; pub struct Plain; pub struct Dst;\n\
+                   impl From<Src> for Dst { fn from(_: Src) -> Self { std::thread::sleep(std::time::Duration::from_secs(1)); Dst } }\n\
+                   impl From<Other> for Dst { fn from(_: Other) -> Self { Dst } }\n\
+                   pub enum E { A(u8), B }\n\
+                   impl E { pub fn mk(v: u8) -> Self { if v > 0 { Self::A(v) } else { Self::B } } }\n\
+                   pub async fn a(s: Src) { let _d: Dst = s.into(); }\n\
+                   pub async fn b() { let _ = E::mk(1); }\n\
+                   pub async fn c() { let init = || 5u32; init().open_it().flush(); }\n\
+                   pub async fn d(v: Vec<u8>) { v.iter().position(|x| *x == 1).unwrap().open_it().flush(); }\n\
+                   pub async fn e(n: usize) { u32::try_from(n).unwrap().open_it().flush(); }\n\
+                   pub async fn f() { let c = 0u8; c.checked_add(1).unwrap().open_it().flush(); }\n\
+                   pub async fn g(n: usize) { (2 + n).open_it().flush(); }\n\
+                   pub async fn h(b: &[u8], k: bool) { let _: [u8; 2] = b[..2].try_into().unwrap(); let _ = k.then_some(1).unwrap(); let _ = true.then(|| 2).unwrap(); }\n\
+                   pub async fn i(p: Plain, o: Other) { let _: Option<Plain> = p.into(); let _d: Dst = o.into(); }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(crate::testutil::site_lines(&report), [11, 13, 14, 15, 16, 17]);
+        for reason in ["unknown_receiver", "unknown_method", "unknown_path"] {
+            assert_eq!(
+                report.stats.unresolved_by_reason.get(reason),
+                Some(&0),
+                "{reason}"
+            );
+        }
     }
 
     /// A trait of the graph in scope, implemented explicitly for a std type, wins over std's

@@ -148,7 +148,7 @@ impl<'i> AsyncScan<'i> {
             IrExpr::Closure { body, .. } => self.expr(body),
             IrExpr::Call { func, args, .. } => self.expr(func) || self.exprs(args),
             IrExpr::MethodCall { receiver, args, .. } => self.expr(receiver) || self.exprs(args),
-            IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => false,
+            IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr | IrExpr::Lit(_) => false,
             IrExpr::Field(inner, _)
             | IrExpr::Ref(inner)
             | IrExpr::Deref(inner)

@@ -30,6 +30,8 @@ enum Template {
     Slice(Box<Template>),
     Tuple(Vec<Template>),
     Adt(String, Vec<Template>),
+    /// `_`: a type the caller's context decides (`try_into`'s target), unknown here.
+    Infer,
 }
 
 /// One type's methods: exact names, then `prefix*` names in the table's order.
@@ -226,6 +228,7 @@ fn fill(t: &Template, this: &Ty, args: &[Ty]) -> Ty {
             p.clone(),
             targs.iter().map(|a| fill(a, this, args)).collect(),
         ),
+        Template::Infer => Ty::Unknown,
     }
 }
 
@@ -246,6 +249,7 @@ fn convert(t: &syn::Type) -> Result<Template, String> {
             Template::Tuple(t.elems.iter().map(convert).collect::<Result<_, _>>()?)
         }
         syn::Type::Paren(p) => convert(&p.elem)?,
+        syn::Type::Infer(_) => Template::Infer,
         syn::Type::Path(p) if p.qself.is_none() => {
             let names: Vec<String> = p
                 .path

@@ -205,7 +205,7 @@ impl Scan<'_> {
                     self.expr(c, ctx, false, false);
                 }
             }
-            IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr => {}
+            IrExpr::Path(..) | IrExpr::Str(_) | IrExpr::SocketAddrStr | IrExpr::Lit(_) => {}
         }
     }
 
