@@ -2354,7 +2354,7 @@ impl Walker<'_> {
                 let (t, level) = self.method_lookup(&recv, method);
                 if t.is_empty() {
                     if is_identity_method(method) {
-                        return recv_peeled;
+                        return bound_conversion(&recv_peeled, method).unwrap_or(recv_peeled);
                     }
                     if method == "into" && args.is_empty() {
                         // No `From` impl of the graph takes this type: the conversion is one of
@@ -2380,6 +2380,11 @@ impl Walker<'_> {
         let targets = self.instantiate(targets, Some(&level), &arg_types);
         self.push_call(pos, targets, closures, params);
         self.set_args_from(args_start);
+        if ret.is_unknown() {
+            if let Some(t) = bound_conversion(&recv_peeled, method) {
+                return t;
+            }
+        }
         if ret.is_unknown() && is_identity_method(method) {
             return recv_peeled;
         }
@@ -3716,6 +3721,42 @@ fn iterator_result(recv: &Ty, method: &str) -> Option<Ty> {
     None
 }
 
+/// What a std conversion method yields on a generic bounded by that conversion with its
+/// argument: `p.as_ref()` with `P: AsRef<[u8]>` is a `&[u8]` (aho-corasick's `Builder::add`,
+/// http's `create_authority`), `x.into()` with `X: Into<String>` a `String`.
+fn bound_conversion(recv: &Ty, method: &str) -> Option<Ty> {
+    let Ty::Param {
+        bounds, bound_args, ..
+    } = recv
+    else {
+        return None;
+    };
+    let (conversion, by_ref) = match method {
+        "as_ref" => ("AsRef", true),
+        "as_mut" => ("AsMut", true),
+        "borrow" => ("Borrow", true),
+        "borrow_mut" => ("BorrowMut", true),
+        "into" => ("Into", false),
+        _ => return None,
+    };
+    bounds.iter().zip(bound_args).find_map(|(bound, args)| {
+        let TraitRef::External(p) = bound else {
+            return None;
+        };
+        if p.rsplit("::").next() != Some(conversion) {
+            return None;
+        }
+        match args.as_slice() {
+            [arg] if !arg.is_unknown() => Some(if by_ref {
+                Ty::Ref(Box::new(arg.clone()))
+            } else {
+                arg.clone()
+            }),
+            _ => None,
+        }
+    })
+}
+
 /// A number literal without a suffix (`1`, `0.5`): its type is its context's.
 fn is_unsuffixed_literal(e: &IrExpr) -> bool {
     matches!(e, IrExpr::Lit(n)
@@ -4585,7 +4626,8 @@ mod tests {
     /// `x.into()` reaches the graph's `impl From<X>`; `Self::Variant(..)` constructs; a bool,
     /// number or char literal has its type (an unsuffixed one takes the other operand's in
     /// arithmetic); a let-bound closure's call has its body's type; `position` yields an index;
-    /// a primitive's `try_from` and any `try_into` yield a `Result`. Negatives: `into` on a type
+    /// a primitive's `try_from` and any `try_into` yield a `Result`; `as_ref`/`into` on a generic
+    /// bounded by `AsRef<X>`/`Into<X>` yield `&X`/`X`. Negatives: `into` on a type
     /// no `From` impl takes is std's conversion (no call into the graph); a conversion from
     /// another type does not reach the blocking `From`.
     #[test]
@@ -4608,9 +4650,14 @@ mod tests {
                    pub async fn f() { let c = 0u8; c.checked_add(1).unwrap().open_it().flush(); }\n\
                    pub async fn g(n: usize) { (2 + n).open_it().flush(); }\n\
                    pub async fn h(b: &[u8], k: bool) { let _: [u8; 2] = b[..2].try_into().unwrap(); let _ = k.then_some(1).unwrap(); let _ = true.then(|| 2).unwrap(); }\n\
-                   pub async fn i(p: Plain, o: Other) { let _: Option<Plain> = p.into(); let _d: Dst = o.into(); }\n";
+                   pub async fn i(p: Plain, o: Other) { let _: Option<Plain> = p.into(); let _d: Dst = o.into(); }\n\
+                   pub async fn j<P: AsRef<u32>>(p: P) { p.as_ref().open_it().flush(); }\n\
+                   pub async fn k<S: Into<usize>>(s: S) { s.into().open_it().flush(); }\n";
         let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
-        assert_eq!(crate::testutil::site_lines(&report), [11, 13, 14, 15, 16, 17]);
+        assert_eq!(
+            crate::testutil::site_lines(&report),
+            [11, 13, 14, 15, 16, 17, 20, 21]
+        );
         for reason in ["unknown_receiver", "unknown_method", "unknown_path"] {
             assert_eq!(
                 report.stats.unresolved_by_reason.get(reason),
