@@ -1291,6 +1291,24 @@ impl<'a> Lowerer<'a> {
         {
             return IrExpr::Other(ThinVec::new());
         }
+        // `cfg!(pred)` is a constant of the build, not code: its value for the analysed target
+        // (its predicate's `not(..)`, `target_os = ".."` were unresolved calls and paths).
+        if path.segments.last().is_some_and(|s| s.name == "cfg") && path.segments.len() == 1 {
+            if let Ok(meta) = syn::parse2::<syn::Meta>(mac.tokens.clone()) {
+                return IrExpr::Path(
+                    IrPath {
+                        leading_colon: false,
+                        segments: thin_vec![IrSegment {
+                            name: crate::values::bool_name(self.cfg.eval(&meta)),
+                            generics: ThinVec::new(),
+                        }],
+                        qself: None,
+                        qself_position: 0,
+                    },
+                    pos(mac.path.span()),
+                );
+            }
+        }
         if let Some((expansion, from_dependency)) = self.expand(&path, &mac.tokens, mac.path.span())
         {
             let outer_failed = std::mem::replace(&mut self.dependency_expansion_failed, false);

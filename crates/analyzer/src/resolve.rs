@@ -2071,12 +2071,25 @@ impl Walker<'_> {
             );
         }
         let names: Vec<String> = path.segments.iter().map(|s| s.name.to_string()).collect();
+        // `Self(..)` in an impl of a tuple struct: its constructor.
+        if names.len() == 1 && names[0] == "Self" {
+            if let Some(st @ Ty::Adt(TyCon::Local(t), _)) = &self.self_ty {
+                if matches!(self.index.types[*t].kind, TypeKind::Struct { .. }) {
+                    return (None, st.clone());
+                }
+            }
+        }
         if names.len() == 2 && names[0] == "Self" {
             let st = self.self_ty.clone().unwrap_or(Ty::Unknown);
             let targets = self.assoc_targets(&st, &method);
-            // `Self::Variant(..)` in an impl of an enum: a constructor, no call.
+            // `Self::Variant(..)` in an impl of an enum: a constructor, no call; so is
+            // `Self::default()` of a type deriving `Default` (the derive writes no fn here).
             if let Ty::Adt(TyCon::Local(t), _) = &st {
-                if targets.is_empty() && self.index.types[*t].kind.has_variant(&method) {
+                let def = &self.index.types[*t];
+                if targets.is_empty()
+                    && (def.kind.has_variant(&method)
+                        || (method == "default" && derives(def, "Default")))
+                {
                     return (None, st);
                 }
             }
@@ -3757,6 +3770,13 @@ fn bound_conversion(recv: &Ty, method: &str) -> Option<Ty> {
     })
 }
 
+/// Whether type `def` derives the trait named `name` (`#[derive(Default)]`, by last segment).
+fn derives(def: &crate::index::TypeDef, name: &str) -> bool {
+    def.derives
+        .iter()
+        .any(|d| d.segments.last().is_some_and(|s| s.name == name))
+}
+
 /// A number literal without a suffix (`1`, `0.5`): its type is its context's.
 fn is_unsuffixed_literal(e: &IrExpr) -> bool {
     matches!(e, IrExpr::Lit(n)
@@ -4665,6 +4685,25 @@ mod tests {
                 "{reason}"
             );
         }
+    }
+
+    /// `Self(..)` of a tuple struct, `Self::default()` of a type deriving `Default` and
+    /// `cfg!(..)` (a constant of the build, lowered as its value) are no calls: each was an
+    /// `unknown_path` on sccache's dependencies (libc, blake3, chrono). `Self::missing()` on a
+    /// type without such a fn stays unresolved.
+    #[test]
+    fn self_constructors_and_cfg_are_not_calls() {
+        let src = "#[derive(Default)] pub struct W(u8);\n\
+                   pub struct V(u8);\n\
+                   impl W { pub fn new(v: u8) -> Self { Self(v) } pub fn d() -> Self { Self::default() } }\n\
+                   impl V { pub fn d() -> Self { Self::default() } }\n\
+                   pub async fn go() { let _ = W::new(1); let _ = W::d(); let _ = V::d(); if cfg!(not(target_os = \"redox\")) { let _ = 1; } }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(
+            report.stats.unresolved_by_reason.get("unknown_path"),
+            Some(&1),
+            "only V's Self::default(), V deriving nothing"
+        );
     }
 
     /// A trait of the graph in scope, implemented explicitly for a std type, wins over std's
