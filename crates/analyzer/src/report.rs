@@ -524,9 +524,17 @@ fn finding(input: &ReportInput, callers: &mut Callers, r: RawFinding) -> Finding
         String::new()
     };
     let kind = finding_kind(&r);
+    // The rules' summaries speak of workers ("thread sleep blocks the worker"); on the block_on
+    // thread the blocked thread is that one, as the message's tail says.
+    let summary = match kind {
+        "block_on" => rule
+            .summary
+            .replace("blocks the worker", "blocks the thread"),
+        _ => rule.summary.clone(),
+    };
     let mut message = format!(
         "{}: `{}` reached from {} `{}`{}",
-        rule.summary,
+        summary,
         r.api.path,
         r.root.as_str(),
         root_function,

@@ -380,7 +380,11 @@ mod tests {
         );
         // Not a std type: its source answers, not this table.
         assert_eq!(t.returns("bytes::Bytes::len", None), None);
-        assert_eq!(t.returns("bool::then", None), None);
+        assert_eq!(
+            t.returns("bool::then", None),
+            Some(ext("std::option::Option", vec![Ty::Unknown]))
+        );
+        assert_eq!(t.returns("char::escape_unicode", None), None);
     }
 
     #[test]

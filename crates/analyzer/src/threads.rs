@@ -819,6 +819,39 @@ mod tests {
         );
     }
 
+    /// A block_on-thread finding's message does not say it blocks a worker (the rules'
+    /// summaries do: "thread sleep blocks the worker"); a worker finding's still does.
+    #[test]
+    fn a_block_on_thread_finding_says_which_thread_it_blocks() {
+        let src = "#[tokio::main]\n\
+                   async fn main() {\n\
+                   \x20   std::thread::sleep(std::time::Duration::from_secs(1));\n\
+                   \x20   tokio::spawn(async { std::thread::sleep(std::time::Duration::from_secs(1)) });\n\
+                   }\n";
+        let r = analyze_files(&[("src/main.rs", src)]);
+        let messages: Vec<(&str, &str)> = r
+            .findings
+            .iter()
+            .map(|f| (f.kind.as_str(), f.message.as_str()))
+            .collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        for (kind, message) in messages {
+            match kind {
+                "block_on" => {
+                    assert!(
+                        message.starts_with("thread sleep blocks the thread:"),
+                        "{message}"
+                    );
+                    assert!(message.contains("not the worker pool"), "{message}");
+                }
+                _ => assert!(
+                    message.starts_with("thread sleep blocks the worker:"),
+                    "{message}"
+                ),
+            }
+        }
+    }
+
     #[test]
     fn the_block_on_thread_and_what_only_it_polls_are_not_workers() {
         let src = "#[tokio::main]\n\

@@ -377,35 +377,6 @@ fn explain_names_opt_in_state_and_the_confirmation() {
     );
 }
 
-/// `confirm` runs the category's blocking API on a real 4-worker runtime. Only the far side of
-/// the threshold is asserted (thread sleep on every worker starves it in every run); the
-/// alternative's verdict is left to `bench-fixtures`' serial tests, since this binary's tests run
-/// in parallel with other scans on a small machine.
-#[cfg(feature = "confirm")]
-#[test]
-fn confirm_runs_a_category_on_a_real_runtime() {
-    let out = run(&["nonblock", "confirm", "NB0201", "--runs", "2"]);
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(matches!(out.status.code(), Some(0 | 1)), "{text}");
-    let blocking = text
-        .lines()
-        .find(|l| l.contains("std::thread::sleep"))
-        .unwrap_or_else(|| panic!("no blocking row: {text}"));
-    assert!(blocking.contains("starved 2/2"), "{blocking}");
-    assert!(text.contains("tokio::time::sleep"), "{text}");
-    // The columns are explained under the table, with the verdict's half rule.
-    assert!(text.contains("Columns:"), "{text}");
-    assert!(text.contains("at least half of its runs"), "{text}");
-    let help = run(&["nonblock", "confirm", "--help"]);
-    assert!(
-        String::from_utf8_lossy(&help.stdout).contains("at least half of its runs"),
-        "{}",
-        String::from_utf8_lossy(&help.stdout)
-    );
-    let unknown = run(&["nonblock", "confirm", "no-such-category"]);
-    assert_eq!(unknown.status.code(), Some(2));
-}
-
 /// The default build leaves the workloads out; `confirm` then says how to get them instead of
 /// clap's "unrecognized subcommand", whatever arguments follow.
 #[cfg(not(feature = "confirm"))]
