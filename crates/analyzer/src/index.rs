@@ -152,6 +152,17 @@ pub struct ImplDef {
     pub trait_ref: Option<TraitRef>,
 }
 
+impl ImplDef {
+    /// The trait's arguments as the impl writes them (`impl From<Src> for T` → `[Src]`): empty
+    /// for an inherent impl or a trait written without arguments.
+    pub fn written_trait_args(&self) -> &[IrType] {
+        self.ir_trait
+            .as_ref()
+            .and_then(|t| t.segments.last())
+            .map_or(&[], |s| s.generics.as_slice())
+    }
+}
+
 #[derive(Debug)]
 pub struct MacroDef {
     pub unit: UnitId,
@@ -336,18 +347,10 @@ impl Index {
                 for (iid, imp) in self.impls.iter().enumerate() {
                     let is_from = matches!(&imp.trait_ref,
                         Some(TraitRef::External(p)) if p == "std::convert::From" || p == "From");
-                    let source = imp
-                        .ir_trait
-                        .as_ref()
-                        .and_then(|t| t.segments.last())
-                        .and_then(|s| s.generics.first());
-                    let mut source = match source {
-                        Some(t) if is_from => t,
+                    let source = match imp.written_trait_args().first() {
+                        Some(t) if is_from => t.peel_refs(),
                         _ => continue,
                     };
-                    while let IrType::Ref(inner) = source {
-                        source = inner;
-                    }
                     if let IrType::Path(p) = source {
                         if let Some(last) = p.segments.last() {
                             out.entry(last.name.to_string()).or_default().push(iid);

@@ -69,14 +69,6 @@ pub(crate) fn is_concrete(t: &Ty) -> bool {
     }
 }
 
-/// A declared type behind its references (`&impl Trait` → `impl Trait`).
-fn peel_ir_refs(t: &IrType) -> &IrType {
-    match t {
-        IrType::Ref(inner) => peel_ir_refs(inner),
-        other => other,
-    }
-}
-
 /// What a call binds in function `base`'s body (`imp`: the impl an instance of a provided
 /// method is for), sorted by name: each generic parameter bounded by a trait of the graph (the
 /// fn's, its impl's) that the receiver and argument types bind to a concrete type, an `impl
@@ -140,7 +132,7 @@ fn call_bindings_uncached(
     let params = &def.ir.sig.params;
     let impl_params = params
         .iter()
-        .any(|(_, t)| matches!(peel_ir_refs(t), IrType::ImplTrait(bounds) if local_bound(bounds)));
+        .any(|(_, t)| matches!(t.peel_refs(), IrType::ImplTrait(bounds) if local_bound(bounds)));
     if bound_generics.is_empty() && !impl_params && !self_param {
         return Vec::new();
     }
@@ -158,7 +150,7 @@ fn call_bindings_uncached(
         if actual.is_unknown() {
             continue;
         }
-        if let IrType::ImplTrait(bounds) = peel_ir_refs(declared) {
+        if let IrType::ImplTrait(bounds) = declared.peel_refs() {
             if is_bindable(actual) && local_bound(bounds) {
                 bind.push((format!("#{i}"), actual.clone()));
             }
@@ -378,7 +370,7 @@ pub(crate) fn bound_traits(index: &Index, inst: &Instance) -> BTreeSet<usize> {
     for (name, _) in &inst.bind {
         if let Some(i) = name.strip_prefix('#').and_then(|i| i.parse::<usize>().ok()) {
             if let Some((_, t)) = def.ir.sig.params.get(i) {
-                if let IrType::ImplTrait(bounds) = peel_ir_refs(t) {
+                if let IrType::ImplTrait(bounds) = t.peel_refs() {
                     bounds.iter().for_each(&mut add);
                 }
             }

@@ -66,6 +66,16 @@ pub struct IrSegment {
     pub generics: ThinVec<IrType>,
 }
 
+impl IrType {
+    /// The type behind its references (`&impl Trait` → `impl Trait`).
+    pub fn peel_refs(&self) -> &IrType {
+        match self {
+            IrType::Ref(inner) => inner.peel_refs(),
+            other => other,
+        }
+    }
+}
+
 impl IrPath {
     pub fn names(&self) -> Vec<&str> {
         self.segments.iter().map(|s| s.name.as_str()).collect()

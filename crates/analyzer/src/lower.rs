@@ -191,6 +191,23 @@ const STD_MACROS: &[&str] = &[
     "try",
 ];
 
+/// A bool literal (or a `cfg!` of known value): a value fact (`crate::values`), kept as the path
+/// `true`/`false`, which names nothing (a keyword); resolution types it `bool`.
+fn bool_literal(value: bool, at: Pos) -> IrExpr {
+    IrExpr::Path(
+        IrPath {
+            leading_colon: false,
+            segments: thin_vec![IrSegment {
+                name: crate::values::bool_name(value),
+                generics: ThinVec::new(),
+            }],
+            qself: None,
+            qself_position: 0,
+        },
+        at,
+    )
+}
+
 /// The path of the macro invoked by the `!` at `bang`, read back over `ident (:: ident)*`, with
 /// a leading `::` when no identifier precedes it (`::dep::name!`, what `$crate::name!` becomes).
 fn macro_path_before(tts: &[TokenTree], bang: usize) -> IrPath {
@@ -1295,18 +1312,7 @@ impl<'a> Lowerer<'a> {
         // (its predicate's `not(..)`, `target_os = ".."` were unresolved calls and paths).
         if path.segments.last().is_some_and(|s| s.name == "cfg") && path.segments.len() == 1 {
             if let Ok(meta) = syn::parse2::<syn::Meta>(mac.tokens.clone()) {
-                return IrExpr::Path(
-                    IrPath {
-                        leading_colon: false,
-                        segments: thin_vec![IrSegment {
-                            name: crate::values::bool_name(self.cfg.eval(&meta)),
-                            generics: ThinVec::new(),
-                        }],
-                        qself: None,
-                        qself_position: 0,
-                    },
-                    pos(mac.path.span()),
-                );
+                return bool_literal(self.cfg.eval(&meta), pos(mac.path.span()));
             }
         }
         if let Some((expansion, from_dependency)) = self.expand(&path, &mac.tokens, mac.path.span())
@@ -1524,24 +1530,10 @@ impl<'a> Lowerer<'a> {
                     )
                 }
             }
-            // A bool literal is a value fact (`crate::values`): kept as the path `true`/`false`,
-            // which names nothing (a keyword), so typing and resolution see an unknown value as
-            // before.
             E::Lit(syn::ExprLit {
                 lit: syn::Lit::Bool(b),
                 ..
-            }) => IrExpr::Path(
-                IrPath {
-                    leading_colon: false,
-                    segments: thin_vec![IrSegment {
-                        name: crate::values::bool_name(b.value),
-                        generics: ThinVec::new(),
-                    }],
-                    qself: None,
-                    qself_position: 0,
-                },
-                pos(b.span),
-            ),
+            }) => bool_literal(b.value, pos(b.span)),
             E::Macro(m) => self.lower_macro(&m.mac),
             E::Tuple(t) => IrExpr::Tuple(t.elems.iter().map(|x| self.lower_expr(x)).collect()),
             E::Array(a) => IrExpr::Array(a.elems.iter().map(|x| self.lower_expr(x)).collect()),

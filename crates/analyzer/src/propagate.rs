@@ -461,7 +461,7 @@ impl Reach {
 
     /// Whether function `f` gets a summary under `follow`.
     fn summarised(&self, f: FnId, follow: Follow) -> bool {
-        self.reachable[f] && (follow == Follow::AllCalls || !self.context[f])
+        summarised(&self.reachable, &self.context, f, follow)
     }
 
     /// [`Reach::live`] under `follow`.
@@ -475,6 +475,12 @@ impl Reach {
     }
 }
 
+/// Whether function `f` gets a summary under `follow`: reachable from a root, and, when only
+/// sync calls are followed, not an async context (whose calls are entries).
+fn summarised(reachable: &[bool], context: &[bool], f: FnId, follow: Follow) -> bool {
+    reachable[f] && (follow == Follow::AllCalls || !context[f])
+}
+
 /// The functions summarised under `follow` that reach an API through calls into summarised
 /// functions: those whose own calls hit an API, then their summarised callers, backwards.
 fn live_fns(
@@ -484,7 +490,7 @@ fn live_fns(
     callers: &[Vec<(usize, Pos)>],
     follow: Follow,
 ) -> Vec<bool> {
-    let summarised = |f: FnId| reachable[f] && (follow == Follow::AllCalls || !context[f]);
+    let summarised = |f: FnId| summarised(reachable, context, f, follow);
     let mut live = vec![false; context.len()];
     let mut stack: Vec<FnId> = Vec::new();
     for (f, b) in graph.fn_body.iter().enumerate() {
@@ -668,14 +674,12 @@ impl<'a> Propagator<'a> {
         // `init`).
         let mut callers: Vec<Vec<(usize, Pos, Confidence, bool)>> = vec![Vec::new(); node_count];
         let mut work = BTreeSet::new();
-        // The live functions in no context, then every context node: node order, as the
-        // fixpoint's worklist pops them.
+        // The live functions in no context, then every context node (contexts are made for
+        // live callees only, [`Summaries::new_contexts`]): node order, as the fixpoint's
+        // worklist pops them.
         let live_nodes = self.reach.live_list(follow).iter().copied();
         for n in live_nodes.chain(fn_count..node_count) {
             let f = nodes.node_fn[n];
-            if !live[f] {
-                continue;
-            }
             let Some(b) = graph.fn_body[f] else { continue };
             let ctx: &[(u32, crate::ir::Name)] = if n < fn_count {
                 &[]

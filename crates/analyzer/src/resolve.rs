@@ -3018,11 +3018,9 @@ impl Walker<'_> {
                     if apply(&imp.self_ty, &impl_subst).peel_refs() != actual.peel_refs() {
                         continue;
                     }
-                    let Some(written) = imp.ir_trait.as_ref().and_then(|p| p.segments.last())
-                    else {
-                        continue;
-                    };
-                    for (want, have) in last.generics.iter().zip(&written.generics) {
+                    // An impl in `trait_impls` always names its trait: the first impl whose
+                    // self type fits decides.
+                    for (want, have) in last.generics.iter().zip(imp.written_trait_args()) {
                         let want = self.index.resolve_type(module, want, generics, self_ty);
                         let have = self.index.resolve_type(
                             imp.module,
@@ -3052,12 +3050,7 @@ impl Walker<'_> {
         let mut targets_of = Vec::new();
         for &iid in self.index.from_impls_named(&self.index.types[*tid].name) {
             let imp = &self.index.impls[iid];
-            let Some(written) = imp
-                .ir_trait
-                .as_ref()
-                .and_then(|t| t.segments.last())
-                .and_then(|s| s.generics.first())
-            else {
+            let Some(written) = imp.written_trait_args().first() else {
                 continue;
             };
             let have =
@@ -3076,15 +3069,7 @@ impl Walker<'_> {
         }
         let ret = match targets_of.as_slice() {
             // An impl's own parameters (`impl<T> From<Src> for Wrapper<T>`) are not bound here.
-            [one]
-                if !matches!(one, Ty::Param { .. })
-                    && !one
-                        .type_args()
-                        .iter()
-                        .any(|a| matches!(a, Ty::Param { .. })) =>
-            {
-                one.clone()
-            }
+            [one] if !crate::infer::has_param(one) => one.clone(),
             _ => Ty::Unknown,
         };
         let targets = fns
@@ -3498,15 +3483,10 @@ impl Walker<'_> {
         };
         for iid in self.std_trait_impls(*tid, "std::ops::Index") {
             let imp = &self.index.impls[iid];
-            let by_range = imp
-                .ir_trait
-                .as_ref()
-                .and_then(|tr| tr.segments.last())
-                .and_then(|s| s.generics.first())
-                .is_some_and(|g| {
-                    matches!(g, IrType::Path(p)
+            let by_range = imp.written_trait_args().first().is_some_and(|g| {
+                matches!(g, IrType::Path(p)
                     if p.segments.last().is_some_and(|s| s.name.starts_with("Range")))
-                });
+            });
             if by_range != range {
                 continue;
             }
