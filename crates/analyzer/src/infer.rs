@@ -6,7 +6,8 @@
 //! `Wrapper<File>` yields `&File`; a blanket impl's `Self` (`impl<D: Update> Digest for D {
 //! fn new() -> Self }`) is the receiver itself; `fn first<T>(v: Vec<T>) -> T` called with a
 //! `Vec<Conn>` yields `Conn`. Matching is one-sided (only the declared side has parameters),
-//! first binding wins, and an unknown type binds nothing, so the result never invents a type.
+//! first binding wins (unless it names a parameter and a later one does not), and an unknown
+//! type binds nothing, so the result never invents a type.
 
 use std::collections::BTreeMap;
 
@@ -22,9 +23,16 @@ pub fn unify(declared: &Ty, actual: &Ty, subst: &mut Subst) {
         (_, Ty::Unknown) => {}
         // A parameter matched against itself (a generic body calling its own generics).
         (Ty::Param { name, .. }, Ty::Param { name: n, .. }) if n == name => {}
-        (Ty::Param { name, .. }, _) => {
-            subst.entry(name.clone()).or_insert_with(|| actual.clone());
-        }
+        (Ty::Param { name, .. }, _) => match subst.get_mut(name) {
+            None => {
+                subst.insert(name.clone(), actual.clone());
+            }
+            // A binding that still names a parameter (of another body: an unresolved
+            // `make::<T>()` argument) gives way to a later argument's concrete type (deno's
+            // `LibMainWorkerFactory::new(.., node_resolver, .., sys)` binds `TSys` by `sys`).
+            Some(bound) if has_param(bound) && !has_param(actual) => *bound = actual.clone(),
+            Some(_) => {}
+        },
         (Ty::Ref(d), Ty::Ref(a)) => unify(d, a, subst),
         (Ty::Ref(d), a) => unify(d, a, subst),
         (d, Ty::Ref(a)) => unify(d, a, subst),
@@ -125,5 +133,21 @@ mod tests {
         assert_eq!(s.get("T"), Some(&Ty::Str));
         assert!(has_param(&Ty::Ref(Box::new(param("X")))));
         assert!(!has_param(&apply(&param("T"), &s)));
+    }
+
+    #[test]
+    fn a_binding_naming_a_parameter_gives_way_to_a_concrete_one() {
+        // `Factory::new(make_wrap(), sys)`: the first argument's type names `make_wrap`'s own
+        // unresolved `T`; the second binds `TSys` to a type.
+        let wrap = |t: Ty| Ty::Adt(TyCon::Local(1), vec![t]);
+        let sys = Ty::Adt(TyCon::Local(2), vec![]);
+        let mut s = Subst::new();
+        unify(&wrap(param("TSys")), &wrap(param("T")), &mut s);
+        assert_eq!(s.get("TSys"), Some(&param("T")));
+        unify(&param("TSys"), &sys, &mut s);
+        assert_eq!(s.get("TSys"), Some(&sys));
+        // A concrete binding stays.
+        unify(&param("TSys"), &param("U"), &mut s);
+        assert_eq!(s.get("TSys"), Some(&sys));
     }
 }

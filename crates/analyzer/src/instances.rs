@@ -22,7 +22,8 @@
 //!
 //! Blanket impls (`impl<T: Bound> Tr for T`: `Self` is a parameter) and receivers of unknown
 //! implementor (`dyn Trait`, a generic parameter) keep the trait's own body, which dispatches to
-//! every impl.
+//! every impl. A `&dyn Trait` parameter is of known implementor where the call passes a
+//! reference to a concrete type: that call binds it, as a generic parameter.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
@@ -41,8 +42,8 @@ pub struct Instance {
     pub imp: Option<usize>,
     /// Generic parameters bound at the call, sorted by name: the fn's and its impl's type
     /// parameters, `Self` of a provided method reached through a blanket impl (or a derive) on
-    /// a concrete receiver, and `#i` for an `impl Trait` parameter `i`. Only the graph's
-    /// concrete types ([`is_bindable`]), to parameters bounded by a trait of the graph.
+    /// a concrete receiver, and `#i` for an `impl Trait` or `&dyn Trait` parameter `i`. Only the
+    /// graph's concrete types ([`is_bindable`]), to parameters bounded by a trait of the graph.
     pub bind: Vec<(String, Ty)>,
 }
 
@@ -56,6 +57,12 @@ pub const MAX_BOUND_INSTANCES: usize = 8;
 /// calls the bound trait's (tokio's `ToSocketAddrs` impl for `str`).
 pub(crate) fn is_bindable(t: &Ty) -> bool {
     matches!(t.peel_refs(), Ty::Adt(TyCon::Local(_), _)) && is_concrete(t)
+}
+
+/// `&dyn Trait` / `&mut dyn Trait` with a trait of the graph among the object's traits.
+fn is_local_dyn_ref(t: &Ty) -> bool {
+    matches!(t, Ty::Ref(inner) if matches!(&**inner, Ty::Dyn(traits)
+        if traits.iter().any(|r| matches!(r, TraitRef::Local(_)))))
 }
 
 /// A type that names no parameter, no unknown and no trait object.
@@ -72,7 +79,8 @@ pub(crate) fn is_concrete(t: &Ty) -> bool {
 /// What a call binds in function `base`'s body (`imp`: the impl an instance of a provided
 /// method is for), sorted by name: each generic parameter bounded by a trait of the graph (the
 /// fn's, its impl's) that the receiver and argument types bind to a concrete type, an `impl
-/// Trait` parameter `i` (trait of the graph) given a concrete argument (`#i`), and `Self` of a
+/// Trait` or `&dyn Trait` parameter `i` (trait of the graph) given a concrete argument (`#i`;
+/// a reference for the object), and `Self` of a
 /// trait's provided method (met through a blanket impl or a derive) on a concrete receiver.
 /// Empty: nothing a call through them could dispatch on is known. `arg_types` holds the
 /// receiver first for `Type::method(x, ..)`, as for the result type.
@@ -133,7 +141,17 @@ fn call_bindings_uncached(
     let impl_params = params
         .iter()
         .any(|(_, t)| matches!(t.peel_refs(), IrType::ImplTrait(bounds) if local_bound(bounds)));
-    if bound_generics.is_empty() && !impl_params && !self_param {
+    // `&dyn Trait` parameters (also through an alias: deno_graph's `file_system: &FileSystem`,
+    // `type FileSystem = dyn FsReadDirBoxed`), resolved once per function.
+    let resolved_params: Vec<Ty> = params
+        .iter()
+        .map(|(_, t)| match t.peel_refs() {
+            IrType::ImplTrait(_) => Ty::Unknown,
+            _ => index.resolve_type(def.module, t, &generics, self_ty.as_ref()),
+        })
+        .collect();
+    let dyn_params = resolved_params.iter().any(is_local_dyn_ref);
+    if bound_generics.is_empty() && !impl_params && !dyn_params && !self_param {
         return Vec::new();
     }
     if probe {
@@ -156,8 +174,17 @@ fn call_bindings_uncached(
             }
             continue;
         }
-        let d = index.resolve_type(def.module, declared, &generics, self_ty.as_ref());
-        unify(&d, actual, &mut subst);
+        let d = &resolved_params[i];
+        if is_local_dyn_ref(d) {
+            // A concrete value coerced to the trait object at this call: inside the callee the
+            // object is that value, so its calls dispatch to that type's impls only (deno_graph's
+            // `fill_module_dependencies(.., &NullFileSystem, ..)` lists no directory).
+            if is_bindable(actual) && matches!(actual, Ty::Ref(_)) {
+                bind.push((format!("#{i}"), actual.clone()));
+            }
+            continue;
+        }
+        unify(d, actual, &mut subst);
     }
     for g in bound_generics {
         if let Some(t) = subst.get(&g.name).filter(|t| is_bindable(t)) {
@@ -642,6 +669,51 @@ mod tests {
                 (17, "NB0201".into())
             ]
         );
+    }
+
+    #[test]
+    fn a_concrete_value_passed_as_a_trait_object_binds_it() {
+        // deno_graph's shape: `fill_module_dependencies(.., file_system: &FileSystem, ..)` with
+        // `type FileSystem = dyn FsReadDirBoxed` (blanket impl over `BaseFsReadDir`), called
+        // with `&NullFileSystem`, which lists nothing, and elsewhere with the real one.
+        let src = format!(
+            "{SYS}pub struct NullSys; impl BaseCanon for NullSys {{ fn base_canon(&self) {{}} }}\n\
+             pub trait Boxed {{ fn boxed(&self); }}\n\
+             impl<T: BaseCanon> Boxed for T {{ fn boxed(&self) {{ self.base_canon(); }} }}\n\
+             pub type FileSystem = dyn Boxed;\n\
+             fn inner(fs: &FileSystem) {{ fs.boxed(); }}\n\
+             fn fill(n: u8, fs: &FileSystem) {{ inner(fs); }}\n\
+             pub async fn null() {{\n fill(1, &NullSys);\n}}\n\
+             pub async fn real() {{\n fill(1, &RealSys);\n}}\n\
+             pub async fn unknown(fs: &dyn Boxed) {{\n fill(1, fs);\n}}\n"
+        );
+        let r = analyze_files(&[("src/lib.rs", &src)]);
+        // `null` reaches nothing; `real` only RealSys's sleep; an object of unknown type every
+        // implementor.
+        assert_eq!(
+            sites(&r),
+            [
+                (23, "NB0201".into()),
+                (26, "NB0101".into()),
+                (26, "NB0201".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_generic_iterators_next_is_instantiated_for_its_type_arguments() {
+        // node_resolver's `ClosestPackageJsonsIterator<'_, TSys>`, iterated in denort with
+        // `DenoRtSys`: its `next` reads through that type only.
+        let src = format!(
+            "{SYS}pub struct Walk<'a, TSys: BaseCanon> {{ sys: &'a TSys }}\n\
+             impl<'a, TSys: BaseCanon> Walk<'a, TSys> {{ pub fn new(sys: &'a TSys) -> Self {{ Walk {{ sys }} }} }}\n\
+             impl<'a, TSys: BaseCanon> Iterator for Walk<'a, TSys> {{ type Item = u8;\n\
+               fn next(&mut self) -> Option<u8> {{ self.sys.base_canon(); None }} }}\n\
+             pub async fn looped(s: RtSys) {{\n for _ in Walk::new(&s) {{}}\n}}\n\
+             pub async fn adapted(s: RealSys) {{\n let _ = Walk::new(&s).count();\n}}\n"
+        );
+        let r = analyze_files(&[("src/lib.rs", &src)]);
+        assert_eq!(sites(&r), [(18, "NB0101".into()), (21, "NB0201".into())]);
     }
 
     #[test]

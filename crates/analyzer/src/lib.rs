@@ -10,6 +10,7 @@ pub mod cfg;
 pub mod closure_params;
 pub mod config;
 pub mod critical;
+pub mod data_literals;
 pub mod dedicated;
 pub mod discover;
 pub mod exports;

@@ -445,7 +445,9 @@ impl Loader<'_> {
                 return;
             }
         };
-        // Items are lowered as they are parsed ([`parse_and_lower`]).
+        // Items are lowered as they are parsed ([`parse_and_lower`]), data tables of a large
+        // file blanked first (positions kept).
+        let text = crate::data_literals::blank_data_arrays(&text);
         let file_id = self.files.len() as u32;
         let cfg = self.unit.cfg.clone();
         let crate_name = self.unit.crate_name.clone();

@@ -117,7 +117,7 @@ pub struct Lowerer<'a> {
     /// `use` declarations inside bodies; they are treated as imports of the enclosing module
     /// (an over-approximation of their block scope).
     nested_uses: Vec<IrUse>,
-    /// Statics declared inside bodies (`static ONCE: Once = Once::new();`, num_cpus'
+    /// Statics and consts declared inside bodies (`static ONCE: Once = Once::new();`, num_cpus'
     /// `cgroups_num_cpus`): typed as values of the enclosing module, so that `ONCE.call_once(..)`
     /// resolves to the one-time initialiser it is.
     nested_values: Vec<(String, IrType)>,
@@ -1113,6 +1113,15 @@ impl<'a> Lowerer<'a> {
                             }
                             self.nested_values
                                 .push((st.ident.to_string(), lower_type(&st.ty)));
+                        }
+                    }
+                    // A const's initialiser runs at compile time: only its type matters
+                    // (`const SHUTDOWN_TIMEOUT: Duration = ..; SHUTDOWN_TIMEOUT.as_secs()`).
+                    syn::Item::Const(c) => {
+                        let mut attrs = c.attrs.clone();
+                        if self.cfg.keep(&mut attrs) {
+                            self.nested_values
+                                .push((c.ident.to_string(), lower_type(&c.ty)));
                         }
                     }
                     syn::Item::Use(u) => {

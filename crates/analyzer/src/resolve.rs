@@ -11,7 +11,7 @@
 //! contexts); sync closures passed as call arguments are kept with the call so the graph can drop
 //! them at offload boundaries; other sync closures are inlined into the enclosing body.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -2265,12 +2265,12 @@ impl Walker<'_> {
         if let Some((next, item)) = self.local_iterator(&recv_peeled, method) {
             let model = Ty::external("std::slice::Iter", vec![item]);
             let ty = self.walk_method(model, method, args, pos);
-            self.push_call(
-                pos,
+            let next = self.instantiate(
                 vec![Target::Fn(next, Confidence::High)],
-                Vec::new(),
-                Vec::new(),
+                Some(&recv_peeled),
+                &[],
             );
+            self.push_call(pos, next, Vec::new(), Vec::new());
             return ty;
         }
         let item = adapter_item(&recv_peeled, method);
@@ -2287,6 +2287,14 @@ impl Walker<'_> {
             ([IrExpr::Closure { .. }], [_]) => {
                 std::mem::replace(&mut self.closure_ret, Ty::Unknown)
             }
+            // A fn item in the closure's place (`.map(Arc::clone)`, `.map(PathBuf::from)`):
+            // its value is the path called with the item.
+            ([IrExpr::Path(p, _)], []) => match &item {
+                Some(it) if !it.is_unknown() => {
+                    self.resolve_call_path(p, std::slice::from_ref(it)).1
+                }
+                _ => Ty::Unknown,
+            },
             _ => Ty::Unknown,
         };
         if let Some(t) = mapped_result(&recv_peeled, method, &closure_ret) {
@@ -2498,8 +2506,12 @@ impl Walker<'_> {
                     // Else the std trait among the bounds the method belongs to: the call is
                     // that trait's method (`labels.next()` on `T: Iterator`), whatever `T` is
                     // at a call of the generic fn.
+                    // A local bound's std supertraits count too: byteorder's `trait
+                    // ReadBytesExt: io::Read` calls `self.read_exact(..)`, itertools'
+                    // `trait Itertools: Iterator` calls `self.next()`.
                     if out.is_empty() {
-                        if let Some(tr) = std_bound_of(bounds, method) {
+                        let bounds = self.with_std_supertraits(bounds);
+                        if let Some(tr) = std_bound_of(&bounds, method) {
                             let cand = format!("{tr}::{method}");
                             out.push(Target::External(cand, Confidence::Medium));
                         }
@@ -2517,6 +2529,32 @@ impl Walker<'_> {
             Some((c, level)) => (vec![Target::External(c, Confidence::High)], level),
             None => (Vec::new(), recv.clone()),
         }
+    }
+
+    /// `bounds` and the std traits among their local traits' supertraits, transitively.
+    fn with_std_supertraits(&self, bounds: &[TraitRef]) -> Vec<TraitRef> {
+        let mut out = bounds.to_vec();
+        let mut seen = BTreeSet::new();
+        let mut stack: Vec<usize> = bounds
+            .iter()
+            .filter_map(|b| match b {
+                TraitRef::Local(t) => Some(*t),
+                TraitRef::External(_) => None,
+            })
+            .collect();
+        while let Some(t) = stack.pop() {
+            if !seen.insert(t) {
+                continue;
+            }
+            for s in self.index.supertraits_of(t) {
+                match s {
+                    TraitRef::Local(st) => stack.push(*st),
+                    TraitRef::External(_) if !out.contains(s) => out.push(s.clone()),
+                    TraitRef::External(_) => {}
+                }
+            }
+        }
+        out
     }
 
     /// Inherent methods; else the methods of the type's trait impls, explicit and blanket
@@ -3207,6 +3245,16 @@ impl Walker<'_> {
                 }
             }
             Target::External(p, _) => {
+                // `Option<&T>::cloned()` / `copied()`: `Option<T>` (the table cannot say "the
+                // argument without its reference").
+                if let Some(Ty::Adt(TyCon::External(o), args)) = recv.map(Ty::peel_refs) {
+                    if o == "std::option::Option"
+                        && (p.ends_with("::cloned") || p.ends_with("::copied"))
+                    {
+                        let inner = args.first().map_or(Ty::Unknown, |t| t.peel_refs().clone());
+                        return Ty::external(o.as_str(), vec![inner]);
+                    }
+                }
                 if let Some(t) = external_return(p, recv) {
                     return t;
                 }
@@ -3354,9 +3402,15 @@ impl Walker<'_> {
         if !local(&t) {
             return fallback;
         }
-        let (into, _) = self.method_lookup(&t, "into_iter");
+        // Instantiated like any method call: a generic iterator's `next` on a receiver whose
+        // type arguments are known binds them (node_resolver's `ClosestPackageJsonsIterator<
+        // '_, TSys>` in denort reads through `DenoRtSys`, not every `FsRead`).
+        // Return types are read from the base functions, before instantiation (an instance's
+        // id may be pending).
+        let (into, into_level) = self.method_lookup(&t, "into_iter");
         let iter_ty = if into.iter().any(|x| matches!(x, Target::Fn(..))) {
             let ret = self.return_type(&into, Some(&t), &[]);
+            let into = self.instantiate(into, Some(&into_level), &[]);
             self.push_call(pos, into, Vec::new(), Vec::new());
             if ret.is_unknown() {
                 return fallback;
@@ -3372,6 +3426,7 @@ impl Walker<'_> {
         let item = self
             .return_type(&next, Some(&level), &[])
             .unwrap_result_like();
+        let next = self.instantiate(next, Some(&level), &[]);
         self.push_call(pos, next, Vec::new(), Vec::new());
         match item {
             Ty::Unknown => fallback,
@@ -4658,6 +4713,31 @@ mod tests {
             crate::testutil::site_lines(&report),
             [11, 13, 14, 15, 16, 17, 20, 21]
         );
+        for reason in ["unknown_receiver", "unknown_method", "unknown_path"] {
+            assert_eq!(
+                report.stats.unresolved_by_reason.get(reason),
+                Some(&0),
+                "{reason}"
+            );
+        }
+    }
+
+    /// sccache's shapes: a const declared in a body, `.map(Arc::clone)` (a fn item where the
+    /// closure goes), `Option<&T>::cloned()`, and a method of a local bound's std supertrait
+    /// (byteorder's `trait ReadBytesExt: io::Read` calling `self.read_exact(..)`).
+    #[test]
+    fn body_consts_fn_items_in_adapters_and_std_supertraits_are_typed() {
+        let src = "use std::sync::Arc;\n\
+                   #[derive(Clone)] pub struct Disk; impl Disk { pub fn flush(&self) { let _ = std::fs::write(\"d\", \"x\"); } }\n\
+                   pub struct St { d: Disk }\n\
+                   pub trait ReadExt: std::io::Read { fn u8_(&mut self) -> u8 { let mut b = [0u8; 1]; let _ = self.read_exact(&mut b); b[0] } }\n\
+                   pub async fn a() { const D: Disk = Disk; D.flush(); }\n\
+                   pub async fn b(v: Vec<Arc<St>>) { let s = v.first().map(Arc::clone); s.as_deref().unwrap().d.flush(); }\n\
+                   pub async fn c(v: Vec<Disk>) { v.first().cloned().unwrap().flush(); }\n\
+                   impl ReadExt for std::fs::File {}\n\
+                   pub async fn d(mut f: std::fs::File) { f.u8_(); }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(crate::testutil::site_lines(&report), [5, 6, 7]);
         for reason in ["unknown_receiver", "unknown_method", "unknown_path"] {
             assert_eq!(
                 report.stats.unresolved_by_reason.get(reason),
