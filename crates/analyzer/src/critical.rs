@@ -174,8 +174,8 @@ pub fn expr_waits(e: &IrExpr) -> bool {
             let name = path.segments.last().map(|s| s.name.as_str());
             matches!(name, Some("select" | "join" | "try_join")) || exprs.iter().any(expr_waits)
         }
-        IrExpr::StructLit(_, exprs)
-        | IrExpr::Other(exprs)
+        IrExpr::StructLit(_, fields) => fields.iter().any(|(_, x)| expr_waits(x)),
+        IrExpr::Other(exprs)
         | IrExpr::Tuple(exprs)
         | IrExpr::Array(exprs)
         | IrExpr::Index { exprs, .. }

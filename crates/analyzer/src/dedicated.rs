@@ -311,8 +311,8 @@ fn for_each_child<'a>(e: &'a IrExpr, mut f: impl FnMut(Child<'a>)) {
             f(Child::Expr(iter));
             f(Child::Block(body));
         }
+        IrExpr::StructLit(_, fields) => fields.iter().for_each(|(_, x)| f(Child::Expr(x))),
         IrExpr::Loop(xs)
-        | IrExpr::StructLit(_, xs)
         | IrExpr::Other(xs)
         | IrExpr::Tuple(xs)
         | IrExpr::Array(xs)

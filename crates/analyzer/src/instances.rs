@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use crate::index::{FnDef, FnId, FnOwner, Index};
 use crate::infer::{unify, Subst};
-use crate::ir::{IrGeneric, IrPath, IrType};
+use crate::ir::{IrGeneric, IrPath, IrType, Name};
 use crate::ty::{TraitRef, Ty, TyCon};
 
 /// Function `base` with `Self` or generic parameters bound.
@@ -60,7 +60,7 @@ pub(crate) fn is_bindable(t: &Ty) -> bool {
 }
 
 /// `&dyn Trait` / `&mut dyn Trait` with a trait of the graph among the object's traits.
-fn is_local_dyn_ref(t: &Ty) -> bool {
+pub(crate) fn is_local_dyn_ref(t: &Ty) -> bool {
     matches!(t, Ty::Ref(inner) if matches!(&**inner, Ty::Dyn(traits)
         if traits.iter().any(|r| matches!(r, TraitRef::Local(_)))))
 }
@@ -91,21 +91,63 @@ pub(crate) fn call_bindings(
     imp: Option<usize>,
     recv: Option<&Ty>,
     arg_types: &[Ty],
+    dyn_fields: &[(usize, Name, Ty)],
 ) -> Vec<(String, Ty)> {
     let def = &index.fns[base];
     let self_param = matches!(def.owner, FnOwner::Trait(_)) && imp.is_none();
     if def.ir.body.is_none() {
         return Vec::new();
     }
+    let fields = field_bindings(index, base, dyn_fields);
     // Most callees have nothing to bind: decided once per function, not per call.
-    if imp.is_none() && !self_param {
+    if imp.is_none() && !self_param && fields.is_empty() {
         let may_bind = table.may_bind[base]
             .get_or_init(|| !call_bindings_uncached(index, base, None, None, &[], true).is_empty());
         if !*may_bind {
             return Vec::new();
         }
     }
-    call_bindings_uncached(index, base, imp, recv, arg_types, false)
+    let mut bind = call_bindings_uncached(index, base, imp, recv, arg_types, false);
+    if !fields.is_empty() {
+        bind.extend(fields);
+        bind.sort();
+        bind.dedup_by(|a, b| a.0 == b.0);
+    }
+    bind
+}
+
+/// `#i.field` bindings: a struct literal passed as argument `i` gave its `&dyn Trait` field
+/// `field` a reference to a concrete type; inside the callee, `param.field` is that value
+/// (deno's `parse_module_from_ast(ParseModuleFromAstOptions { file_system: &NullFileSystem,
+/// .. })` hands `options.file_system` on to the module analysis). Only where the parameter is
+/// declared as that struct type, by value or by reference.
+fn field_bindings(
+    index: &Index,
+    base: FnId,
+    dyn_fields: &[(usize, Name, Ty)],
+) -> Vec<(String, Ty)> {
+    if dyn_fields.is_empty() {
+        return Vec::new();
+    }
+    let def = &index.fns[base];
+    let skip = usize::from(def.ir.sig.has_self);
+    let mut out = Vec::new();
+    for (i, field, ty) in dyn_fields {
+        let Some(declared) = i.checked_sub(skip).and_then(|k| def.ir.sig.params.get(k)) else {
+            continue;
+        };
+        let d = index.resolve_type(def.module, &declared.1, &def.ir.sig.generics, None);
+        let Ty::Adt(TyCon::Local(tid), _) = d.peel_refs() else {
+            continue;
+        };
+        let crate::index::TypeKind::Struct { fields, .. } = &index.types[*tid].kind else {
+            continue;
+        };
+        if fields.iter().any(|(n, _)| n == field.as_str()) {
+            out.push((format!("#{}.{field}", i - skip), ty.clone()));
+        }
+    }
+    out
 }
 
 /// [`call_bindings`]; with `probe`, only whether some parameter could be bound (a placeholder
@@ -690,6 +732,32 @@ mod tests {
         let r = analyze_files(&[("src/lib.rs", &src)]);
         // `null` reaches nothing; `real` only RealSys's sleep; an object of unknown type every
         // implementor.
+        assert_eq!(
+            sites(&r),
+            [
+                (23, "NB0201".into()),
+                (26, "NB0101".into()),
+                (26, "NB0201".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_trait_object_field_of_a_struct_literal_argument_binds_it() {
+        // deno's LSP: `parse_module_from_ast(ParseModuleFromAstOptions { file_system:
+        // &NullFileSystem, .. })`, whose body hands `options.file_system` on.
+        let src = format!(
+            "{SYS}pub struct NullSys; impl BaseCanon for NullSys {{ fn base_canon(&self) {{}} }}\n\
+             pub trait Boxed {{ fn boxed(&self); }}\n\
+             impl<T: BaseCanon> Boxed for T {{ fn boxed(&self) {{ self.base_canon(); }} }}\n\
+             pub struct Opts<'a> {{ pub n: u8, pub fs: &'a dyn Boxed }}\n\
+             fn inner(fs: &dyn Boxed) {{ fs.boxed(); }}\n\
+             pub fn parse(options: Opts) {{ inner(options.fs); }}\n\
+             pub async fn null() {{\n parse(Opts {{ n: 1, fs: &NullSys }});\n}}\n\
+             pub async fn real() {{\n parse(Opts {{ n: 1, fs: &RealSys }});\n}}\n\
+             pub async fn unknown(fs: &dyn Boxed) {{\n parse(Opts {{ n: 1, fs }});\n}}\n"
+        );
+        let r = analyze_files(&[("src/lib.rs", &src)]);
         assert_eq!(
             sites(&r),
             [

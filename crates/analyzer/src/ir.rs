@@ -335,7 +335,10 @@ pub enum IrExpr {
     /// Kept apart from [`IrExpr::Other`] because a lock guard held over a loop is not a short
     /// critical section (see `resolve::guard`).
     Loop(ThinVec<IrExpr>),
-    StructLit(IrPath, ThinVec<IrExpr>),
+    /// `Path { field: value, .. }`: each field's name with its value (`..base` under the name
+    /// `..`). The names let a value coerced to a `&dyn Trait` field be followed
+    /// ([`crate::instances`]).
+    StructLit(IrPath, ThinVec<(Name, IrExpr)>),
     Cast(Box<IrExpr>, Box<IrType>),
     /// A string literal, with its text when it is at most [`STR_TEXT_MAX`] bytes long: a rule
     /// may exempt calls given a short fixed argument (`small_literal_bytes`, `rules/cpu.toml`'s
@@ -447,8 +450,8 @@ impl IrExpr {
                 scrutinee.any(pred) || arms.iter().any(|(_, a)| a.any(pred))
             }
             IrExpr::For { iter, body, .. } => iter.any(pred) || block(body, pred),
-            IrExpr::StructLit(_, xs)
-            | IrExpr::Other(xs)
+            IrExpr::StructLit(_, fields) => fields.iter().any(|(_, x)| x.any(pred)),
+            IrExpr::Other(xs)
             | IrExpr::Tuple(xs)
             | IrExpr::Array(xs)
             | IrExpr::Index { exprs: xs, .. }

@@ -1496,10 +1496,19 @@ impl<'a> Lowerer<'a> {
             ]),
             E::Loop(l) => IrExpr::Loop(thin_vec![IrExpr::Block(self.lower_block(&l.body))]),
             E::Struct(s) => {
-                let mut fields: ThinVec<IrExpr> =
-                    s.fields.iter().map(|f| self.lower_expr(&f.expr)).collect();
+                let mut fields: ThinVec<(Name, IrExpr)> = s
+                    .fields
+                    .iter()
+                    .map(|f| {
+                        let name = match &f.member {
+                            syn::Member::Named(i) => crate::ir::name(&i.to_string()),
+                            syn::Member::Unnamed(i) => crate::ir::name(&i.index.to_string()),
+                        };
+                        (name, self.lower_expr(&f.expr))
+                    })
+                    .collect();
                 if let Some(r) = &s.rest {
-                    fields.push(self.lower_expr(r));
+                    fields.push((crate::ir::name(".."), self.lower_expr(r)));
                 }
                 IrExpr::StructLit(lower_path(&s.path, s.qself.as_ref()), fields)
             }

@@ -11,7 +11,7 @@
 //! contexts); sync closures passed as call arguments are kept with the call so the graph can drop
 //! them at offload boundaries; other sync closures are inlined into the enclosing body.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use rayon::prelude::*;
@@ -462,6 +462,7 @@ fn resolve_in(
         closure_depth: 0,
         closure_ret: Ty::Unknown,
         closure_params: Vec::new(),
+        dyn_fields: HashMap::new(),
     };
     let _ = trait_self;
     if def.ir.sig.has_self {
@@ -584,6 +585,12 @@ struct Walker<'i> {
     /// Per argument, the parameter types the callee's `Fn*` bound gives a closure written there
     /// ([`Walker::closure_param_types`]); read by [`Walker::walk_args_with`].
     closure_params: Vec<Option<Vec<Ty>>>,
+    /// Struct literals walked in this body whose `&dyn Trait` fields (trait of the graph) were
+    /// given a reference to a concrete type of the graph, keyed by the literal's address in
+    /// the IR: a call taking the literal as an argument binds those fields in its callee
+    /// (deno's `parse_module_from_ast(ParseModuleFromAstOptions { file_system:
+    /// &NullFileSystem, .. })`). Rare, so a small map.
+    dyn_fields: HashMap<usize, Vec<(Name, Ty)>>,
 }
 
 /// What [`Walker::in_scope`] keeps when no candidate's trait is in scope.
@@ -1042,6 +1049,9 @@ impl Walker<'_> {
             IrExpr::Path(p, _) => self.path_value_type(p),
             IrExpr::Field(base, name) => {
                 let t = self.walk(base);
+                if let Some(bound) = self.bound_param_field(base, name) {
+                    return bound;
+                }
                 self.field_type(&t, name)
             }
             IrExpr::Ref(inner) => Ty::Ref(Box::new(self.walk(inner))),
@@ -1178,10 +1188,21 @@ impl Walker<'_> {
                 Ty::Tuple(Vec::new())
             }
             IrExpr::StructLit(p, fields) => {
-                for f in fields {
-                    self.walk(f);
+                let ty = self.resolve_ty(&IrType::Path(p.clone()));
+                let mut bound = Vec::new();
+                for (name, f) in fields {
+                    let value = self.walk(f);
+                    if crate::instances::is_bindable(&value)
+                        && matches!(value, Ty::Ref(_))
+                        && crate::instances::is_local_dyn_ref(&self.field_type(&ty, name))
+                    {
+                        bound.push((*name, value));
+                    }
                 }
-                self.resolve_ty(&IrType::Path(p.clone()))
+                if !bound.is_empty() {
+                    self.dyn_fields.insert(e as *const IrExpr as usize, bound);
+                }
+                ty
             }
             // The written type, with the holes of a turbofish (`collect::<Vec<_>>()`, lowered as
             // a cast) filled from the call's own type.
@@ -2016,7 +2037,8 @@ impl Walker<'_> {
         match targets {
             None => ret, // a constructor: tuple struct or enum variant
             Some(targets) => {
-                let targets = self.instantiate(targets, None, &arg_types);
+                let fields = self.dyn_field_args(args);
+                let targets = self.instantiate_with(targets, None, &arg_types, &fields);
                 self.push_call(pos, targets, closures, params);
                 self.set_args_from(args_start);
                 ret
@@ -2700,6 +2722,18 @@ impl Walker<'_> {
         recv: Option<&Ty>,
         arg_types: &[Ty],
     ) -> Vec<Target> {
+        self.instantiate_with(targets, recv, arg_types, &[])
+    }
+
+    /// [`Walker::instantiate`], with the `&dyn Trait` fields of struct literals passed as
+    /// arguments (argument index, field, the concrete type given).
+    fn instantiate_with(
+        &self,
+        targets: Vec<Target>,
+        recv: Option<&Ty>,
+        arg_types: &[Ty],
+        fields: &[(usize, Name, Ty)],
+    ) -> Vec<Target> {
         let [Target::Fn(f, conf)] = targets.as_slice() else {
             return targets;
         };
@@ -2709,13 +2743,42 @@ impl Walker<'_> {
             return targets;
         }
         let imp = self.instance_impl(f);
-        let bind =
-            crate::instances::call_bindings(self.index, self.table, base, imp, recv, arg_types);
+        let bind = crate::instances::call_bindings(
+            self.index, self.table, base, imp, recv, arg_types, fields,
+        );
         if bind.is_empty() {
             return targets;
         }
         let key = Instance { base, imp, bind };
         vec![Target::Fn(self.instance_id(key), conf)]
+    }
+
+    /// The struct-literal arguments of a call whose `&dyn Trait` fields were given concrete
+    /// values ([`Walker::dyn_fields`]): (argument index, field, type).
+    fn dyn_field_args(&mut self, args: &[IrExpr]) -> Vec<(usize, Name, Ty)> {
+        if self.dyn_fields.is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (i, a) in args.iter().enumerate() {
+            if let Some(bound) = self.dyn_fields.remove(&(a as *const IrExpr as usize)) {
+                out.extend(bound.into_iter().map(|(n, t)| (i, n, t)));
+            }
+        }
+        out
+    }
+
+    /// In an instance, the type bound to field `name` of a parameter (`#i.name`): the
+    /// concrete value a caller's struct literal gave that `&dyn Trait` field.
+    fn bound_param_field(&self, base: &IrExpr, name: &Name) -> Option<Ty> {
+        if self.subst.is_empty() {
+            return None;
+        }
+        let IrExpr::Path(p, _) = base else {
+            return None;
+        };
+        let i = self.lookup(p.single()?)?.param?;
+        self.subst.get(&format!("#{i}.{name}")).cloned()
     }
 
     /// The id of the instance `key`: the table's, or a pending one.

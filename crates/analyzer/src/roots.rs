@@ -170,7 +170,7 @@ impl<'i> AsyncScan<'i> {
                 self.expr(scrutinee) || arms.iter().any(|(_, body)| self.expr(body))
             }
             IrExpr::For { iter, body, .. } => self.expr(iter) || self.block(body),
-            IrExpr::StructLit(_, fields) => self.exprs(fields),
+            IrExpr::StructLit(_, fields) => fields.iter().any(|(_, x)| self.expr(x)),
             IrExpr::Macro {
                 path,
                 exprs,

@@ -134,7 +134,7 @@ impl Flow<'_> {
                 }
             }
             IrExpr::StructLit(_, fields) => {
-                for x in fields {
+                for (_, x) in fields {
                     self.expr(x, out);
                 }
             }

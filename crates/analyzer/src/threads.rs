@@ -183,7 +183,7 @@ impl Scan<'_> {
                 self.block(body, ctx);
             }
             IrExpr::StructLit(_, fields) => {
-                for f in fields {
+                for (_, f) in fields {
                     self.expr(f, ctx, false, false);
                 }
             }
