@@ -25,7 +25,7 @@ use crate::report::Diagnostic;
 
 const MAGIC: &[u8; 8] = b"NBCACHE1";
 /// Bumped whenever the IR or the lowering changes meaning without a version bump.
-const FORMAT: u32 = 17;
+const FORMAT: u32 = 18;
 
 #[derive(Deserialize)]
 struct Entry {
