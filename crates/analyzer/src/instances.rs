@@ -184,7 +184,7 @@ fn call_bindings_uncached(
         .iter()
         .any(|(_, t)| matches!(t.peel_refs(), IrType::ImplTrait(bounds) if local_bound(bounds)));
     // `&dyn Trait` parameters (also through an alias: deno_graph's `file_system: &FileSystem`,
-    // `type FileSystem = dyn FsReadDirBoxed`), resolved once per function.
+    // `type FileSystem = dyn FsReadDirBoxed`); the probe asks once per function whether any.
     let resolved_params: Vec<Ty> = params
         .iter()
         .map(|(_, t)| match t.peel_refs() {

@@ -1199,8 +1199,13 @@ impl Walker<'_> {
                         bound.push((*name, value));
                     }
                 }
-                if !bound.is_empty() {
-                    self.dyn_fields.insert(e as *const IrExpr as usize, bound);
+                // Keyed by address: a literal walked here replaces whatever an earlier,
+                // since freed expression (a macro expansion's) left under the same address.
+                let key = e as *const IrExpr as usize;
+                if bound.is_empty() {
+                    self.dyn_fields.remove(&key);
+                } else {
+                    self.dyn_fields.insert(key, bound);
                 }
                 ty
             }
