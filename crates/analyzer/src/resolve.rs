@@ -483,6 +483,7 @@ fn resolve_in(
                     param: Some(i),
                     closure: None,
                     fn_items: Vec::new(),
+                    field_fn_items: Vec::new(),
                 },
             );
         }
@@ -515,6 +516,9 @@ struct Local {
     /// The functions a local bound to fn items may hold (`let f = if a { g } else { h };`,
     /// lychee's `let function = match self { .. }`): what calling it calls.
     fn_items: Vec<Target>,
+    /// A local bound to a struct literal whose fields hold fn items (`let hooks = Hooks {
+    /// on_flush: flush_to_disk }`): per field, what `(hooks.on_flush)(..)` calls.
+    field_fn_items: Vec<(Name, Vec<Target>)>,
 }
 
 impl Local {
@@ -524,6 +528,7 @@ impl Local {
             param: None,
             closure: None,
             fn_items: Vec::new(),
+            field_fn_items: Vec::new(),
         }
     }
 }
@@ -921,6 +926,7 @@ impl Walker<'_> {
                             param: None,
                             closure: Some(index),
                             fn_items: Vec::new(),
+                            field_fn_items: Vec::new(),
                         },
                     );
                 }
@@ -946,13 +952,8 @@ impl Walker<'_> {
                         None => init_ty,
                     };
                     self.bind_pat(pat, ty);
-                    if let (Some(name), Some(e)) = (&pat.ident, init) {
-                        let items = self.fn_items_of(e);
-                        if !items.is_empty() {
-                            if let Some(local) = self.lookup_mut(name) {
-                                local.fn_items = items;
-                            }
-                        }
+                    if let Some(e) = init {
+                        self.carry_fn_items(pat, e);
                     }
                 }
                 IrStmt::Expr(e) => last = self.walk(e),
@@ -1137,6 +1138,7 @@ impl Walker<'_> {
             IrExpr::Let(pat, init) => {
                 let t = self.walk(init);
                 self.bind_pat(pat, t);
+                self.carry_fn_items(pat, init);
                 Ty::Unknown
             }
             IrExpr::Match { scrutinee, arms } => {
@@ -1152,6 +1154,7 @@ impl Walker<'_> {
                 for (pat, body) in arms {
                     self.scopes.push(BTreeMap::new());
                     self.bind_pat(pat, t.clone());
+                    self.carry_fn_items(pat, scrutinee);
                     let first_call = self.sink.len();
                     let arm = self.walk(body);
                     if value.is_unknown() {
@@ -1555,6 +1558,31 @@ impl Walker<'_> {
         }
     }
 
+    /// What the names a pattern binds from `init` may call: `let f = g;` and `if let Some(h) =
+    /// handler` take the fn items `init` holds (the payload of `Some(g)`), `let hooks = Hooks {
+    /// on_flush: flush_to_disk }` the fn items of each field.
+    fn carry_fn_items(&mut self, pat: &IrPat, init: &IrExpr) {
+        let Some(name) = pat.ident.or(pat.unwrap_ident) else {
+            return;
+        };
+        let items = self.fn_items_of(init);
+        let fields: Vec<(Name, Vec<Target>)> = match init {
+            IrExpr::StructLit(_, fields) if pat.ident.is_some() => fields
+                .iter()
+                .map(|(n, v)| (*n, self.fn_items_of(v)))
+                .filter(|(_, t)| !t.is_empty())
+                .collect(),
+            _ => Vec::new(),
+        };
+        if items.is_empty() && fields.is_empty() {
+            return;
+        }
+        if let Some(local) = self.lookup_mut(&name) {
+            local.fn_items = items;
+            local.field_fn_items = fields;
+        }
+    }
+
     /// The functions an expression whose value is a fn item may name: a path to one, or the
     /// tails of `if`/`match`/block arms that are (`let f = match mode { A => a, B => b };`).
     fn fn_items_of(&mut self, e: &IrExpr) -> Vec<Target> {
@@ -1566,12 +1594,22 @@ impl Walker<'_> {
             }
         }
         let found = match e {
-            IrExpr::Path(p, pos) => {
-                let local = p.single().is_some_and(|n| self.lookup(n).is_some());
-                match self.fn_item_call(p, *pos).filter(|_| !local) {
+            IrExpr::Path(p, pos) => match p.single().and_then(|n| self.lookup(n)) {
+                // A local holding fn items hands them on (`let h = handler;`).
+                Some(local) => local.fn_items.clone(),
+                None => match self.fn_item_call(p, *pos) {
                     Some(call) => call.targets,
                     None => Vec::new(),
-                }
+                },
+            },
+            // `Some(throttle)` / `Ok(f)`: the payload's, taken out again by `Some(h)` patterns
+            // ([`Walker::carry_fn_items`]).
+            IrExpr::Call { func, args, .. }
+                if args.len() == 1
+                    && matches!(&**func, IrExpr::Path(p, _)
+                        if matches!(p.single(), Some("Some" | "Ok"))) =>
+            {
+                self.fn_items_of(&args[0])
             }
             IrExpr::Block(b) => tail(b).map_or_else(Vec::new, |t| self.fn_items_of(t)),
             IrExpr::If {
@@ -1989,6 +2027,24 @@ impl Walker<'_> {
     }
 
     fn walk_call(&mut self, func: &IrExpr, args: &[IrExpr], pos: Pos) -> Ty {
+        // `(hooks.on_flush)(..)` on a local bound to a struct literal that stored fn items.
+        if let IrExpr::Field(base, field) = func {
+            let stored = match &**base {
+                IrExpr::Path(p, _) => p.single().and_then(|n| self.lookup(n)).and_then(|l| {
+                    l.field_fn_items
+                        .iter()
+                        .find(|(f, _)| f == field)
+                        .map(|(_, t)| t.clone())
+                }),
+                _ => None,
+            };
+            if let Some(targets) = stored {
+                self.walk(func);
+                let (_, closures, params) = self.walk_args(args);
+                self.push_call(pos, targets, closures, params);
+                return Ty::Unknown;
+            }
+        }
         let IrExpr::Path(path, _) = func else {
             self.walk(func);
             let (_, closures, params) = self.walk_args(args);
@@ -4788,6 +4844,22 @@ mod tests {
                 "{reason}"
             );
         }
+    }
+
+    /// Fn items kept in values: `Some(f)` taken out by `if let`/`match`, and a struct
+    /// literal's `fn` field called as `(hooks.on_flush)(..)`; pure ones stay silent.
+    #[test]
+    fn fn_items_in_options_and_struct_fields_are_called() {
+        let src = "fn slow(ms: u64) { std::thread::sleep(std::time::Duration::from_millis(ms)); }\n\
+                   fn quick(ms: u64) -> u64 { ms }\n\
+                   fn flush(p: &str) { let _ = std::fs::write(p, b\"\"); }\n\
+                   pub struct Hooks { pub on_flush: fn(&str) }\n\
+                   pub async fn a(e: u64) { let h = Some(slow); if let Some(f) = h { f(e); } }\n\
+                   pub async fn b(e: u64) { let h = Some(slow); match h { Some(f) => f(e), None => {} } }\n\
+                   pub async fn c(e: u64) { let h = Some(quick); if let Some(f) = h { f(e); } }\n\
+                   pub async fn d(p: &str) { let hooks = Hooks { on_flush: flush }; (hooks.on_flush)(p); }\n";
+        let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
+        assert_eq!(crate::testutil::site_lines(&report), [5, 6, 8]);
     }
 
     /// sccache's shapes: a const declared in a body, `.map(Arc::clone)` (a fn item where the

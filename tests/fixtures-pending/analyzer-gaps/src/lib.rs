@@ -9,4 +9,3 @@ pub mod blanket_impls;
 pub mod for_loops;
 pub mod foreign_macros;
 pub mod std_trait_defaults;
-pub mod stored_fn_items;
