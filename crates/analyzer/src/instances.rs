@@ -713,16 +713,20 @@ mod tests {
         );
     }
 
+    /// deno_graph's file system shape: an object-safe trait every `BaseCanon` gets by a blanket
+    /// impl, and an implementor that does nothing (three lines, after [`SYS`]).
+    const BOXED: &str =
+        "pub struct NullSys; impl BaseCanon for NullSys { fn base_canon(&self) {} }\n\
+        pub trait Boxed { fn boxed(&self); }\n\
+        impl<T: BaseCanon> Boxed for T { fn boxed(&self) { self.base_canon(); } }\n";
+
     #[test]
     fn a_concrete_value_passed_as_a_trait_object_binds_it() {
         // deno_graph's shape: `fill_module_dependencies(.., file_system: &FileSystem, ..)` with
         // `type FileSystem = dyn FsReadDirBoxed` (blanket impl over `BaseFsReadDir`), called
         // with `&NullFileSystem`, which lists nothing, and elsewhere with the real one.
         let src = format!(
-            "{SYS}pub struct NullSys; impl BaseCanon for NullSys {{ fn base_canon(&self) {{}} }}\n\
-             pub trait Boxed {{ fn boxed(&self); }}\n\
-             impl<T: BaseCanon> Boxed for T {{ fn boxed(&self) {{ self.base_canon(); }} }}\n\
-             pub type FileSystem = dyn Boxed;\n\
+            "{SYS}{BOXED}             pub type FileSystem = dyn Boxed;\n\
              fn inner(fs: &FileSystem) {{ fs.boxed(); }}\n\
              fn fill(n: u8, fs: &FileSystem) {{ inner(fs); }}\n\
              pub async fn null() {{\n fill(1, &NullSys);\n}}\n\
@@ -747,10 +751,7 @@ mod tests {
         // deno's LSP: `parse_module_from_ast(ParseModuleFromAstOptions { file_system:
         // &NullFileSystem, .. })`, whose body hands `options.file_system` on.
         let src = format!(
-            "{SYS}pub struct NullSys; impl BaseCanon for NullSys {{ fn base_canon(&self) {{}} }}\n\
-             pub trait Boxed {{ fn boxed(&self); }}\n\
-             impl<T: BaseCanon> Boxed for T {{ fn boxed(&self) {{ self.base_canon(); }} }}\n\
-             pub struct Opts<'a> {{ pub n: u8, pub fs: &'a dyn Boxed }}\n\
+            "{SYS}{BOXED}             pub struct Opts<'a> {{ pub n: u8, pub fs: &'a dyn Boxed }}\n\
              fn inner(fs: &dyn Boxed) {{ fs.boxed(); }}\n\
              pub fn parse(options: Opts) {{ inner(options.fs); }}\n\
              pub async fn null() {{\n parse(Opts {{ n: 1, fs: &NullSys }});\n}}\n\

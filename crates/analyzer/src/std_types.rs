@@ -32,6 +32,8 @@ enum Template {
     Adt(String, Vec<Template>),
     /// `_`: a type the caller's context decides (`try_into`'s target), unknown here.
     Infer,
+    /// `Owned<T>`: `T` without its references (`Option<&T>::cloned()` is `Option<T>`).
+    Owned(Box<Template>),
 }
 
 /// One type's methods: exact names, then `prefix*` names in the table's order.
@@ -229,6 +231,7 @@ fn fill(t: &Template, this: &Ty, args: &[Ty]) -> Ty {
             targs.iter().map(|a| fill(a, this, args)).collect(),
         ),
         Template::Infer => Ty::Unknown,
+        Template::Owned(inner) => fill(inner, this, args).peel_refs().clone(),
     }
 }
 
@@ -278,6 +281,9 @@ fn convert(t: &syn::Type) -> Result<Template, String> {
             match names.as_slice() {
                 [one] if one == "Self" && args.is_empty() => Template::This,
                 [one] if one == "str" => Template::Str,
+                [one] if one == "Owned" && args.len() == 1 => {
+                    Template::Owned(Box::new(args.into_iter().next().expect("one argument")))
+                }
                 [one] if one.len() == 2 && one.starts_with('T') && args.is_empty() => {
                     match one[1..].parse() {
                         Ok(i) => Template::Arg(i),
