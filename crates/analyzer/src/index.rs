@@ -908,11 +908,18 @@ impl Index {
                     }
                 }
                 (Ty::Adt(TyCon::Local(tid), _), Some(_)) => self.types[*tid].trait_impls.push(iid),
-                (Ty::Ref(inner), Some(_)) => {
-                    if let Ty::Adt(TyCon::Local(tid), _) = &**inner {
-                        self.types[*tid].ref_trait_impls.push(iid);
+                (Ty::Ref(inner), Some(tr)) => match &**inner {
+                    Ty::Adt(TyCon::Local(tid), _) => self.types[*tid].ref_trait_impls.push(iid),
+                    // `impl<'a> FromSql<'a> for &'a str` (postgres-types): found for a `str`
+                    // receiver by auto-ref, and by `<&str as FromSql>::from_sql(..)`.
+                    inner @ (Ty::Adt(TyCon::External(_), _) | Ty::Str | Ty::Slice(_))
+                        if matches!(tr, TraitRef::Local(_)) =>
+                    {
+                        let name = inner.std_owner_name().unwrap_or("slice").to_string();
+                        self.external_impls.entry(name).or_default().push(iid)
                     }
-                }
+                    _ => {}
+                },
                 (Ty::Param { .. }, Some(_)) => self.blanket_impls.push(iid),
                 (Ty::Adt(TyCon::External(p), _), Some(TraitRef::Local(_))) => {
                     self.external_impls.entry(p.clone()).or_default().push(iid)

@@ -82,6 +82,75 @@ pub fn has_param(t: &Ty) -> bool {
     }
 }
 
+/// What an expression's context says its type must be (checked mode of bidirectional typing):
+/// a `let` annotation, the fn's return type at its tail, a struct literal field's type, the
+/// payload under `Ok(..)`/`Some(..)` (`Is`); or the payload of the `Result`/`Option` the
+/// expression must be, under `?`, `.unwrap()`, `.map_err(..)` or a `match` whose arm `Ok(v) =>
+/// v` is its value (`Payload`).
+///
+/// Why: a generic parameter named only by the callee's return type is bound by nothing else.
+/// tokio-postgres' `Row::get<I, T>(&self, idx: I) -> T` dispatches `T::from_sql` to every
+/// `FromSql` impl of the graph unless `let id: Uuid = row.get("id")` binds `T`; chrono's
+/// `DateTime<Local>` impl then reads the system time zone from disk on every `row.get`.
+/// Synthesis stays the resolver's main mode: an expectation only binds parameters a call's
+/// receiver and arguments left unbound, it never overrides a type they give.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Expected {
+    Is(Ty),
+    Payload(Ty),
+}
+
+impl Expected {
+    /// The expectation of a type the context names, when it says something.
+    pub fn is(t: Ty) -> Option<Expected> {
+        (!t.is_unknown() && !has_param(&t)).then_some(Expected::Is(t))
+    }
+
+    /// Binds the parameters of `declared` (a callee's return type) from the expectation.
+    pub fn unify_return(&self, declared: &Ty, subst: &mut Subst) {
+        match self {
+            Expected::Is(t) => unify(declared, t, subst),
+            Expected::Payload(t) => {
+                if let Some(payload) = result_payload(declared) {
+                    unify(payload, t, subst);
+                }
+            }
+        }
+    }
+
+    /// The expectation on `e` in `e?` / `e.unwrap()` / a `match e` whose arm yields the payload.
+    pub fn payload_of(&self) -> Option<Expected> {
+        match self {
+            Expected::Is(t) => Some(Expected::Payload(t.clone())),
+            Expected::Payload(_) => None,
+        }
+    }
+
+    /// The expectation on `e` in `e.map_err(..)` (and other calls that keep the payload).
+    pub fn same_payload(&self) -> Option<Expected> {
+        match self {
+            Expected::Is(t) => result_payload(t).map(|p| Expected::Payload(p.clone())),
+            Expected::Payload(t) => Some(Expected::Payload(t.clone())),
+        }
+    }
+
+    /// The expectation on `e` in `Ok(e)` / `Some(e)`.
+    pub fn inside(&self) -> Option<Expected> {
+        match self {
+            Expected::Is(t) => result_payload(t).and_then(|p| Expected::is(p.clone())),
+            Expected::Payload(_) => None,
+        }
+    }
+}
+
+/// `T` of `Result<T, E>`, `Option<T>` and `Result` aliases of other crates.
+fn result_payload(t: &Ty) -> Option<&Ty> {
+    match t {
+        Ty::Adt(TyCon::External(p), args) if crate::ty::is_option_or_result(p) => args.first(),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -149,5 +218,38 @@ mod tests {
         // A concrete binding stays.
         unify(&param("TSys"), &param("U"), &mut s);
         assert_eq!(s.get("TSys"), Some(&sys));
+    }
+
+    #[test]
+    fn expectations_bind_return_types_and_follow_payloads() {
+        let uuid = Ty::Adt(TyCon::Local(3), vec![]);
+        let err = Ty::Adt(TyCon::Local(4), vec![]);
+        let result = |t: Ty| Ty::external("std::result::Result", vec![t, err.clone()]);
+        // `let id: Uuid = row.get(0)` with `fn get<T>(..) -> T`.
+        let mut s = Subst::new();
+        Expected::Is(uuid.clone()).unify_return(&param("T"), &mut s);
+        assert_eq!(s.get("T"), Some(&uuid));
+        // `let id: Uuid = row.try_get(0)?` with `fn try_get<T>(..) -> Result<T, Error>`.
+        let under_try = Expected::Is(uuid.clone()).payload_of().expect("a payload");
+        let mut s = Subst::new();
+        under_try.unify_return(&result(param("T")), &mut s);
+        assert_eq!(s.get("T"), Some(&uuid));
+        // A payload expectation says nothing of a return type that is no Result/Option.
+        let mut s = Subst::new();
+        under_try.unify_return(&param("T"), &mut s);
+        assert!(s.is_empty());
+        // `?` under `?` and `Ok(..)` under a payload: not followed.
+        assert_eq!(under_try.payload_of(), None);
+        assert_eq!(under_try.inside(), None);
+        // `Ok(row.get(0))` where a `Result<Uuid, Error>` is expected; `x.map_err(f)` keeps it.
+        let is_result = Expected::Is(result(uuid.clone()));
+        assert_eq!(is_result.inside(), Some(Expected::Is(uuid.clone())));
+        assert_eq!(
+            is_result.same_payload(),
+            Some(Expected::Payload(uuid.clone()))
+        );
+        // Unknown or generic types expect nothing.
+        assert_eq!(Expected::is(Ty::Unknown), None);
+        assert_eq!(Expected::is(result(param("T"))), None);
     }
 }

@@ -29,7 +29,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
 use crate::index::{FnDef, FnId, FnOwner, Index};
-use crate::infer::{unify, Subst};
+use crate::infer::{unify, Expected, Subst};
 use crate::ir::{IrGeneric, IrPath, IrType, Name};
 use crate::ty::{TraitRef, Ty, TyCon};
 
@@ -59,6 +59,12 @@ pub(crate) fn is_bindable(t: &Ty) -> bool {
     matches!(t.peel_refs(), Ty::Adt(TyCon::Local(_), _)) && is_concrete(t)
 }
 
+/// A std type by value with no parameter or unknown in it (`String`, `Vec<Uuid>`): bound only
+/// from an expected type ([`call_bindings`]).
+pub(crate) fn is_std_value(t: &Ty) -> bool {
+    matches!(t, Ty::Adt(TyCon::External(_), _)) && is_concrete(t)
+}
+
 /// `&dyn Trait` / `&mut dyn Trait` with a trait of the graph among the object's traits.
 pub(crate) fn is_local_dyn_ref(t: &Ty) -> bool {
     matches!(t, Ty::Ref(inner) if matches!(&**inner, Ty::Dyn(traits)
@@ -76,6 +82,19 @@ pub(crate) fn is_concrete(t: &Ty) -> bool {
     }
 }
 
+/// What a call site knows of the types a callee is called with.
+#[derive(Clone, Copy)]
+pub(crate) struct CallTypes<'a> {
+    pub recv: Option<&'a Ty>,
+    /// The receiver first for `Type::method(x, ..)`.
+    pub arg_types: &'a [Ty],
+    /// The `&dyn Trait` fields of struct literals passed as arguments: (argument, field, the
+    /// concrete type given).
+    pub dyn_fields: &'a [(usize, Name, Ty)],
+    /// What the context expects the call's value to be.
+    pub expected: Option<&'a Expected>,
+}
+
 /// What a call binds in function `base`'s body (`imp`: the impl an instance of a provided
 /// method is for), sorted by name: each generic parameter bounded by a trait of the graph (the
 /// fn's, its impl's) that the receiver and argument types bind to a concrete type, an `impl
@@ -89,10 +108,14 @@ pub(crate) fn call_bindings(
     table: &Table,
     base: FnId,
     imp: Option<usize>,
-    recv: Option<&Ty>,
-    arg_types: &[Ty],
-    dyn_fields: &[(usize, Name, Ty)],
+    call: &CallTypes<'_>,
 ) -> Vec<(String, Ty)> {
+    let CallTypes {
+        recv,
+        arg_types,
+        dyn_fields,
+        expected,
+    } = *call;
     let def = &index.fns[base];
     let self_param = matches!(def.owner, FnOwner::Trait(_)) && imp.is_none();
     if def.ir.body.is_none() {
@@ -101,13 +124,14 @@ pub(crate) fn call_bindings(
     let fields = field_bindings(index, base, dyn_fields);
     // Most callees have nothing to bind: decided once per function, not per call.
     if imp.is_none() && !self_param && fields.is_empty() {
-        let may_bind = table.may_bind[base]
-            .get_or_init(|| !call_bindings_uncached(index, base, None, None, &[], true).is_empty());
+        let may_bind = table.may_bind[base].get_or_init(|| {
+            !call_bindings_uncached(index, base, None, None, &[], None, true).is_empty()
+        });
         if !*may_bind {
             return Vec::new();
         }
     }
-    let mut bind = call_bindings_uncached(index, base, imp, recv, arg_types, false);
+    let mut bind = call_bindings_uncached(index, base, imp, recv, arg_types, expected, false);
     if !fields.is_empty() {
         bind.extend(fields);
         bind.sort();
@@ -158,6 +182,7 @@ fn call_bindings_uncached(
     imp: Option<usize>,
     recv: Option<&Ty>,
     arg_types: &[Ty],
+    expected: Option<&Expected>,
     probe: bool,
 ) -> Vec<(String, Ty)> {
     let def = &index.fns[base];
@@ -228,8 +253,22 @@ fn call_bindings_uncached(
         }
         unify(d, actual, &mut subst);
     }
+    // What the arguments left unbound, the type the caller expects may bind: a parameter named
+    // only by the return type (`Row::get<I, T>(&self, idx: I) -> T`). There a std type binds
+    // too (`let topic: String = row.get("topic")`): the body only produces the value, so no
+    // std method of the name can be found first on a value the caller passed in.
+    let mut from_expected = Subst::new();
+    if let (Some(expected), Some(ret), false) = (expected, &def.ir.sig.ret, def.ir.sig.is_async) {
+        let declared = index.resolve_type(def.module, ret, &generics, self_ty.as_ref());
+        expected.unify_return(&declared, &mut from_expected);
+    }
     for g in bound_generics {
         if let Some(t) = subst.get(&g.name).filter(|t| is_bindable(t)) {
+            bind.push((g.name.clone(), t.clone()));
+        } else if let Some(t) = from_expected
+            .get(&g.name)
+            .filter(|t| is_bindable(t) || is_std_value(t))
+        {
             bind.push((g.name.clone(), t.clone()));
         }
     }

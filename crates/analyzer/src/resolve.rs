@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use crate::critical::{self, Binding, Hold};
 use crate::fields::FieldCond;
 use crate::index::{FnId, FnOwner, Index, ModId, Res, TypeKind};
-use crate::infer::{apply, unify, Subst};
+use crate::infer::{apply, unify, Expected, Subst};
 use crate::instances::{Instance, Table, PENDING};
 use crate::ir::METAVAR_PLACEHOLDER;
 use crate::ir::*;
@@ -463,6 +463,8 @@ fn resolve_in(
         closure_ret: Ty::Unknown,
         closure_params: Vec::new(),
         dyn_fields: HashMap::new(),
+        expected: None,
+        args_expected: Vec::new(),
     };
     let _ = trait_self;
     if def.ir.sig.has_self {
@@ -488,7 +490,16 @@ fn resolve_in(
             );
         }
     }
-    w.walk_block(&block);
+    // The body's value is expected to have the declared return type (an async fn's is its
+    // output's): a generic call in tail position binds from it (`fn decode(row: &Row) -> Uuid {
+    // row.get(0) }`).
+    let ret = def
+        .ir
+        .sig
+        .ret
+        .as_ref()
+        .and_then(|r| Expected::is(w.resolve_ty(r)));
+    w.walk_block_expecting(&block, ret);
     let mut block = block;
     let tail = match block.stmts.pop() {
         Some(IrStmt::Expr(e)) if def.ir.attrs.tail_names_param && !def.ir.sig.params.is_empty() => {
@@ -596,6 +607,12 @@ struct Walker<'i> {
     /// (deno's `parse_module_from_ast(ParseModuleFromAstOptions { file_system:
     /// &NullFileSystem, .. })`). Rare, so a small map.
     dyn_fields: HashMap<usize, Vec<(Name, Ty)>>,
+    /// What the context says the expression walked next must be ([`Expected`]): set right
+    /// before a `walk` and taken by it, so it never reaches a subexpression by accident.
+    expected: Option<Expected>,
+    /// Per argument, the expectation on it (`Ok(e)`: `e`'s); read by
+    /// [`Walker::walk_args_with`].
+    args_expected: Vec<Option<Expected>>,
 }
 
 /// What [`Walker::in_scope`] keeps when no candidate's trait is in scope.
@@ -880,9 +897,17 @@ impl Walker<'_> {
     }
 
     fn walk_block(&mut self, b: &IrBlock) -> Ty {
+        self.walk_block_expecting(b, None)
+    }
+
+    /// [`Walker::walk_block`] whose value (its tail expression) is expected to be `expected`.
+    fn walk_block_expecting(&mut self, b: &IrBlock, expected: Option<Expected>) -> Ty {
         self.scopes.push(BTreeMap::new());
         let mut last = Ty::Tuple(Vec::new());
         for i in 0..b.stmts.len() {
+            if i + 1 == b.stmts.len() && matches!(b.stmts[i], IrStmt::Expr(_)) {
+                self.expected = expected.clone();
+            }
             last = self.walk_stmt(b, i);
         }
         self.pop_scope();
@@ -936,13 +961,19 @@ impl Walker<'_> {
                     init,
                     diverge,
                 } => {
-                    let init_ty = init.as_ref().map(|e| self.walk(e)).unwrap_or(Ty::Unknown);
+                    let declared = ty.as_ref().map(|t| self.resolve_ty(t));
+                    let init_ty = match init {
+                        Some(e) => {
+                            self.expected = declared.clone().and_then(Expected::is);
+                            self.walk(e)
+                        }
+                        None => Ty::Unknown,
+                    };
                     if let Some(d) = diverge {
                         self.walk_block(d);
                     }
-                    let ty = match ty {
-                        Some(t) => {
-                            let declared = self.resolve_ty(t);
+                    let ty = match declared {
+                        Some(declared) => {
                             if declared.is_unknown() {
                                 init_ty
                             } else {
@@ -980,10 +1011,11 @@ impl Walker<'_> {
 
     /// Walks an expression: records its calls, returns its type as far as it is known.
     fn walk(&mut self, e: &IrExpr) -> Ty {
+        let expected = self.expected.take();
         match e {
             IrExpr::Call { func, args, pos } => {
                 let first_call = self.sink.len();
-                let ty = self.walk_call(func, args, *pos);
+                let ty = self.walk_call(func, args, *pos, expected);
                 if self.mark_facts(first_call, *pos, None, args) {
                     self.mark_addr_is_ip(first_call, *pos);
                 } else {
@@ -1000,6 +1032,9 @@ impl Walker<'_> {
                 args,
                 pos,
             } => {
+                self.expected = expected
+                    .as_ref()
+                    .and_then(|x| receiver_expectation(x, method));
                 let recv = self.walk(receiver);
                 let first_call = self.sink.len();
                 if recv.is_unknown()
@@ -1015,7 +1050,7 @@ impl Walker<'_> {
                     .peel_refs()
                     .external_path()
                     .is_some_and(crate::ty::is_option_or_result);
-                let ty = self.walk_method(recv, method, args, *pos);
+                let ty = self.walk_method(recv, method, args, *pos, expected);
                 let addr_is_ip = self.mark_facts(first_call, *pos, Some(receiver), args);
                 if option_or_result {
                     self.guard_plumbing_closures(first_call, *pos, receiver, method);
@@ -1063,7 +1098,10 @@ impl Walker<'_> {
                 }
                 t => self.deref_once(&t).unwrap_or(Ty::Unknown),
             },
-            IrExpr::Try(inner) => self.walk(inner).unwrap_result_like(),
+            IrExpr::Try(inner) => {
+                self.expected = expected.and_then(|x| x.payload_of());
+                self.walk(inner).unwrap_result_like()
+            }
             IrExpr::Await(inner) => {
                 let t = self.walk(inner);
                 self.await_output(t)
@@ -1093,7 +1131,7 @@ impl Walker<'_> {
                 });
                 Ty::Unknown
             }
-            IrExpr::Block(b) => self.walk_block(b),
+            IrExpr::Block(b) => self.walk_block_expecting(b, expected),
             IrExpr::If {
                 cond,
                 then,
@@ -1102,12 +1140,15 @@ impl Walker<'_> {
                 self.scopes.push(BTreeMap::new());
                 self.walk(cond);
                 let then_from = self.sink.len();
-                let t = self.walk_block(then);
+                let t = self.walk_block_expecting(then, expected.clone());
                 self.scopes.pop();
                 // `if let Kind::A(..) = param { .. }`: the branch runs only for those variants;
                 // `if flag { .. } else { .. }` / `if !flag`: each branch for one value.
                 let else_from = self.sink.len();
-                let o = otherwise.as_ref().map(|o| self.walk(o));
+                let o = otherwise.as_ref().map(|o| {
+                    self.expected = expected;
+                    self.walk(o)
+                });
                 match &**cond {
                     IrExpr::Let(pat, init) => {
                         if let Some(slot) = self.param_slot(init) {
@@ -1142,6 +1183,11 @@ impl Walker<'_> {
                 Ty::Unknown
             }
             IrExpr::Match { scrutinee, arms } => {
+                // `match get_inner(..) { Ok(v) => v, Err(e) => panic!(..) }`: the scrutinee's
+                // payload is the value expected of the match.
+                if arms.iter().any(|(pat, body)| yields_payload(pat, body)) {
+                    self.expected = expected.as_ref().and_then(Expected::payload_of);
+                }
                 let t = self.walk(scrutinee);
                 let matched_param = self.param_slot(scrutinee);
                 let matched_field = matched_param
@@ -1156,6 +1202,7 @@ impl Walker<'_> {
                     self.bind_pat(pat, t.clone());
                     self.carry_fn_items(pat, scrutinee);
                     let first_call = self.sink.len();
+                    self.expected = expected.clone();
                     let arm = self.walk(body);
                     if value.is_unknown() {
                         value = arm;
@@ -1194,6 +1241,7 @@ impl Walker<'_> {
                 let ty = self.resolve_ty(&IrType::Path(p.clone()));
                 let mut bound = Vec::new();
                 for (name, f) in fields {
+                    self.expected = Expected::is(self.field_type(&ty, name));
                     let value = self.walk(f);
                     if crate::instances::is_bindable(&value)
                         && matches!(value, Ty::Ref(_))
@@ -1355,7 +1403,7 @@ impl Walker<'_> {
         if matches!(name, "write" | "writeln") && path.segments.len() == 1 {
             if let Some((first, rest)) = exprs.split_first() {
                 let recv = self.walk(first);
-                self.walk_method(recv, "write_fmt", rest, pos);
+                self.walk_method(recv, "write_fmt", rest, pos, None);
                 return Ty::Unknown;
             }
         }
@@ -1449,6 +1497,7 @@ impl Walker<'_> {
         let mut closures = Vec::new();
         let mut param_args = Vec::new();
         let mut typed = std::mem::take(&mut self.closure_params);
+        let mut expected = std::mem::take(&mut self.args_expected);
         for (i, a) in args.iter().enumerate() {
             // A closure written as the value of a block (`spawn_blocking({ let x = x.clone();
             // move || .. })`, deno's and actix-rt's way of cloning what the closure captures)
@@ -1532,9 +1581,13 @@ impl Walker<'_> {
                             });
                         }
                     }
+                    self.expected = expected.get_mut(i).and_then(Option::take);
                     types.push(self.walk(a));
                 }
-                other => types.push(self.walk(other)),
+                other => {
+                    self.expected = expected.get_mut(i).and_then(Option::take);
+                    types.push(self.walk(other));
+                }
             }
         }
         (types, closures, param_args)
@@ -1642,7 +1695,7 @@ impl Walker<'_> {
         if matches!(path.single(), Some("true" | "false")) {
             return None;
         }
-        let (targets, _) = self.resolve_call_path(path, &[]);
+        let (targets, _) = self.resolve_call_path(path, &[], None);
         let targets: Vec<Target> = targets?
             .into_iter()
             .filter(|t| match t {
@@ -2026,7 +2079,13 @@ impl Walker<'_> {
         }
     }
 
-    fn walk_call(&mut self, func: &IrExpr, args: &[IrExpr], pos: Pos) -> Ty {
+    fn walk_call(
+        &mut self,
+        func: &IrExpr,
+        args: &[IrExpr],
+        pos: Pos,
+        expected: Option<Expected>,
+    ) -> Ty {
         // `(hooks.on_flush)(..)` on a local bound to a struct literal that stored fn items.
         if let IrExpr::Field(base, field) = func {
             let stored = match &**base {
@@ -2093,13 +2152,18 @@ impl Walker<'_> {
             return Ty::Unknown;
         }
         let args_start = self.sink.len();
+        // `Ok(e)` / `Some(e)`: `e` is expected to be the payload.
+        if matches!(path.single(), Some("Ok" | "Some")) && args.len() == 1 {
+            self.args_expected = vec![expected.as_ref().and_then(Expected::inside)];
+        }
         let (arg_types, closures, params) = self.walk_args(args);
-        let (targets, ret) = self.resolve_call_path(path, &arg_types);
+        let (targets, ret) = self.resolve_call_path(path, &arg_types, expected.as_ref());
         match targets {
             None => ret, // a constructor: tuple struct or enum variant
             Some(targets) => {
                 let fields = self.dyn_field_args(args);
-                let targets = self.instantiate_with(targets, None, &arg_types, &fields);
+                let targets =
+                    self.instantiate_with(targets, None, &arg_types, &fields, expected.as_ref());
                 self.push_call(pos, targets, closures, params);
                 self.set_args_from(args_start);
                 ret
@@ -2108,7 +2172,12 @@ impl Walker<'_> {
     }
 
     /// Resolves the callee of a path call. `None` targets: the path is a constructor.
-    fn resolve_call_path(&mut self, path: &IrPath, arg_types: &[Ty]) -> (Option<Vec<Target>>, Ty) {
+    fn resolve_call_path(
+        &mut self,
+        path: &IrPath,
+        arg_types: &[Ty],
+        expected: Option<&Expected>,
+    ) -> (Option<Vec<Target>>, Ty) {
         let method = path
             .segments
             .last()
@@ -2131,8 +2200,18 @@ impl Walker<'_> {
                 qself_position: 0,
             };
             let tr = self.index.resolve_trait(self.module, &trait_path);
+            // `<&str as FromSql>::from_sql(..)`: the graph's impl for that std type.
+            let std_impls = match (&qty, &tr) {
+                (Ty::Adt(TyCon::Local(_), _), _) => Vec::new(),
+                (_, TraitRef::Local(t)) => self.std_impl_fns(&qty, &method, Some(*t)),
+                _ => Vec::new(),
+            };
             let mut targets = match (&qty, &tr) {
                 (Ty::Adt(TyCon::Local(_), _), _) => self.method_targets(&qty, &method),
+                _ if !std_impls.is_empty() => std_impls
+                    .into_iter()
+                    .map(|(_, f)| Target::Fn(f, Confidence::High))
+                    .collect(),
                 (_, TraitRef::Local(t)) => self.trait_dispatch(*t, &method),
                 (Ty::Adt(TyCon::External(p), _), _) => {
                     vec![Target::External(format!("{p}::{method}"), Confidence::High)]
@@ -2164,7 +2243,10 @@ impl Walker<'_> {
         }
         if names.len() == 2 && names[0] == "Self" {
             let st = self.self_ty.clone().unwrap_or(Ty::Unknown);
-            let targets = self.assoc_targets(&st, &method);
+            let mut targets = self.std_self_impls(&st, &method);
+            if targets.is_empty() {
+                targets = self.assoc_targets(&st, &method);
+            }
             // `Self::Variant(..)` in an impl of an enum: a constructor, no call; so is
             // `Self::default()` of a type deriving `Default` (the derive writes no fn here).
             if let Ty::Adt(TyCon::Local(t), _) = &st {
@@ -2231,7 +2313,13 @@ impl Walker<'_> {
                 }
             }
             targets = match &ty {
-                Ty::Adt(TyCon::Local(t), _) => self.trait_call_on_receiver(*t, &method, arg_types),
+                Ty::Adt(TyCon::Local(t), _) => self
+                    .trait_call_on_receiver(*t, &method, arg_types)
+                    .or_else(|| self.trait_call_on_expected(*t, &method, expected?)),
+                // `T::from_sql(..)` with `T` bound to a std type in this instance.
+                _ if names.len() == 2 && self.subst.contains_key(names[0].as_str()) => {
+                    Some(self.std_self_impls(&ty, &method)).filter(|t| !t.is_empty())
+                }
                 _ => None,
             }
             .unwrap_or_else(|| self.assoc_targets(&ty, &method));
@@ -2256,7 +2344,10 @@ impl Walker<'_> {
         }
         if let [Target::Fn(decl, _)] = targets.as_slice() {
             if let Some(FnOwner::Trait(t)) = self.index.fns.get(*decl).map(|d| d.owner) {
-                if let Some(found) = self.trait_call_on_receiver(t, &method, arg_types) {
+                if let Some(found) = self
+                    .trait_call_on_receiver(t, &method, arg_types)
+                    .or_else(|| self.trait_call_on_expected(t, &method, expected?))
+                {
                     targets = found;
                 }
             }
@@ -2303,6 +2394,96 @@ impl Walker<'_> {
         {
             return None;
         }
+        self.trait_impl_for(t, decl, recv, method)
+    }
+
+    /// `Trait::method(..)` whose `Self` only its return type names (postgres-types'
+    /// `FromSql::from_sql_nullable(ty, raw) -> Result<Self, _>`, called by tokio-postgres'
+    /// `Row::get_inner` as the value it returns): the impl for the type the context expects
+    /// there. `None` when the expectation binds no concrete `Self`.
+    fn trait_call_on_expected(
+        &self,
+        t: usize,
+        method: &str,
+        expected: &Expected,
+    ) -> Option<Vec<Target>> {
+        let decl = self.trait_method(t, method, 0)?;
+        let FnOwner::Trait(t) = self.index.fns[decl].owner else {
+            return None;
+        };
+        let def = &self.index.fns[decl];
+        let ret = def.ir.sig.ret.as_ref()?;
+        let self_param = Ty::Param {
+            name: "Self".into(),
+            bounds: vec![TraitRef::Local(t)],
+            bound_args: Vec::new(),
+        };
+        let declared =
+            self.index
+                .resolve_type(def.module, ret, &def.ir.sig.generics, Some(&self_param));
+        let mut subst = Subst::new();
+        expected.unify_return(&declared, &mut subst);
+        let implementor = subst
+            .remove("Self")
+            .filter(|s| crate::instances::is_bindable(s) || crate::instances::is_std_value(s))?;
+        match &implementor {
+            Ty::Adt(TyCon::External(_), _) => {
+                Some(self.std_self_impls(&implementor, method)).filter(|f| !f.is_empty())
+            }
+            _ => self.trait_impl_for(t, decl, &implementor, method),
+        }
+    }
+
+    /// The graph's impls of `method` for the std type `st`, with their trait in scope:
+    /// `Self::from_sql(..)` in `impl FromSql for String`, or `T::from_sql(..)` in an instance
+    /// that bound `T` to `String` ([`crate::instances::call_bindings`]), is that impl's fn,
+    /// which std's type knows nothing of. Empty for any other type.
+    fn std_self_impls(&self, st: &Ty, method: &str) -> Vec<Target> {
+        if !matches!(st, Ty::Adt(TyCon::External(_), _)) {
+            return Vec::new();
+        }
+        let explicit = self.std_impl_fns(st, method, None);
+        self.in_scope(explicit, Vec::new(), Fallback::None)
+    }
+
+    /// The fns named `method` of the graph's explicit impls for the std type `st` (behind
+    /// references: `impl FromSql for &str` for `<&str as FromSql>::from_sql`), of trait `tr`
+    /// only when given, with the trait each belongs to. A provided method runs as the impl's
+    /// instance, so its `Self::other(..)` calls go to this impl (method lookup does not
+    /// instantiate for std types: there `self.m()` could find std's method of the name first; a
+    /// path call cannot).
+    fn std_impl_fns(&self, st: &Ty, method: &str, tr: Option<usize>) -> Vec<(Option<usize>, FnId)> {
+        let Some(p) = st.peel_refs().std_owner_name() else {
+            return Vec::new();
+        };
+        let mut explicit = Vec::new();
+        for &iid in self.index.external_impls_with(p, method) {
+            if tr.is_some_and(|t| self.index.impls[iid].trait_ref != Some(TraitRef::Local(t))) {
+                continue;
+            }
+            let from = explicit.len();
+            self.impl_method(iid, method, &mut explicit);
+            for (_, f) in &mut explicit[from..] {
+                let provided = self
+                    .index
+                    .fns
+                    .get(*f)
+                    .is_some_and(|d| matches!(d.owner, FnOwner::Trait(_)));
+                if provided && !self.candidate.get(*f).copied().unwrap_or(false) {
+                    *f = self.instance_id(Instance {
+                        base: *f,
+                        imp: Some(iid),
+                        bind: Vec::new(),
+                    });
+                }
+            }
+        }
+        explicit
+    }
+
+    /// The fns of trait `t`'s impl (or provided-method instance) that `method` finds on
+    /// `recv`; `None` when lookup finds none of the trait's.
+    fn trait_impl_for(&self, t: usize, decl: FnId, recv: &Ty, method: &str) -> Option<Vec<Target>> {
         let of_trait = |g: FnId| {
             let base = self.base_fn(g);
             if base == decl {
@@ -2340,14 +2521,21 @@ impl Walker<'_> {
         }
     }
 
-    fn walk_method(&mut self, recv: Ty, method: &str, args: &[IrExpr], pos: Pos) -> Ty {
+    fn walk_method(
+        &mut self,
+        recv: Ty,
+        method: &str,
+        args: &[IrExpr],
+        pos: Pos,
+        expected: Option<Expected>,
+    ) -> Ty {
         let recv_peeled = recv.peel_refs().clone();
         // An adapter on a type of the graph that implements std's `Iterator` (sccache's
         // `ArgsIter::new(..).enumerate()`): std's provided method, typed as std's iterators are
         // with the impl's `Item`, and a call of the impl's `next`, which the adapter drives.
         if let Some((next, item)) = self.local_iterator(&recv_peeled, method) {
             let model = Ty::external("std::slice::Iter", vec![item]);
-            let ty = self.walk_method(model, method, args, pos);
+            let ty = self.walk_method(model, method, args, pos, None);
             let next = self.instantiate(
                 vec![Target::Fn(next, Confidence::High)],
                 Some(&recv_peeled),
@@ -2374,7 +2562,7 @@ impl Walker<'_> {
             // its value is the path called with the item.
             ([IrExpr::Path(p, _)], []) => match &item {
                 Some(it) if !it.is_unknown() => {
-                    self.resolve_call_path(p, std::slice::from_ref(it)).1
+                    self.resolve_call_path(p, std::slice::from_ref(it), None).1
                 }
                 _ => Ty::Unknown,
             },
@@ -2481,7 +2669,8 @@ impl Walker<'_> {
                 }
             };
         let ret = self.return_type(&targets, Some(&level), &arg_types);
-        let targets = self.instantiate(targets, Some(&level), &arg_types);
+        let targets =
+            self.instantiate_with(targets, Some(&level), &arg_types, &[], expected.as_ref());
         self.push_call(pos, targets, closures, params);
         self.set_args_from(args_start);
         if ret.is_unknown() {
@@ -2530,7 +2719,7 @@ impl Walker<'_> {
                     for &iid in self.index.external_impls_with(p, method) {
                         // `impl Ext for [u8]` is no method of a `[String]`.
                         if let (Ty::Slice(have), Ty::Slice(want)) =
-                            (&peeled, &self.index.impls[iid].self_ty)
+                            (&peeled, self.index.impls[iid].self_ty.peel_refs())
                         {
                             if !may_be_same(have, want) {
                                 continue;
@@ -2783,7 +2972,7 @@ impl Walker<'_> {
         recv: Option<&Ty>,
         arg_types: &[Ty],
     ) -> Vec<Target> {
-        self.instantiate_with(targets, recv, arg_types, &[])
+        self.instantiate_with(targets, recv, arg_types, &[], None)
     }
 
     /// [`Walker::instantiate`], with the `&dyn Trait` fields of struct literals passed as
@@ -2794,6 +2983,7 @@ impl Walker<'_> {
         recv: Option<&Ty>,
         arg_types: &[Ty],
         fields: &[(usize, Name, Ty)],
+        expected: Option<&Expected>,
     ) -> Vec<Target> {
         let [Target::Fn(f, conf)] = targets.as_slice() else {
             return targets;
@@ -2804,9 +2994,13 @@ impl Walker<'_> {
             return targets;
         }
         let imp = self.instance_impl(f);
-        let bind = crate::instances::call_bindings(
-            self.index, self.table, base, imp, recv, arg_types, fields,
-        );
+        let call = crate::instances::CallTypes {
+            recv,
+            arg_types,
+            dyn_fields: fields,
+            expected,
+        };
+        let bind = crate::instances::call_bindings(self.index, self.table, base, imp, &call);
         if bind.is_empty() {
             return targets;
         }
@@ -3709,6 +3903,32 @@ impl Walker<'_> {
         let iid = self.std_trait_impls(*tid, "std::ops::Deref").next()?;
         self.impl_assoc_for(iid, "Target", t, args)
     }
+}
+
+/// The expectation on `recv` in `recv.method(..)` given the one on the call: the payload is
+/// unchanged by the unwrapping and error-mapping methods (`get_inner(..).map_err(..)`,
+/// `opt.ok_or(e)?`, `x.unwrap()`). `None` for other methods (their result says nothing of
+/// their receiver here).
+fn receiver_expectation(expected: &Expected, method: &str) -> Option<Expected> {
+    if is_unwrap_method(method) {
+        return expected.payload_of();
+    }
+    match method {
+        "map_err" | "context" | "with_context" | "ok_or" | "ok_or_else" | "ok" | "inspect_err"
+        | "or_else" => expected.same_payload(),
+        _ => None,
+    }
+}
+
+/// A `match` arm `Ok(v) => v` / `Some(v) => v`: the match's value is the scrutinee's payload.
+fn yields_payload(pat: &IrPat, body: &IrExpr) -> bool {
+    let Some(v) = &pat.unwrap_ident else {
+        return false;
+    };
+    pat.variants
+        .iter()
+        .any(|n| matches!(n.as_str(), "Ok" | "Some"))
+        && matches!(body, IrExpr::Path(p, _) if p.single() == Some(v.as_str()))
 }
 
 /// What a closure-taking adapter returns given the closure's value type `ret`:
