@@ -139,6 +139,52 @@ fn entry_path(dir: &Path, key: &str) -> PathBuf {
     dir.join(format!("{key}.bin"))
 }
 
+/// Stands in for the externs fingerprint in the key of a unit's exported macros, which no
+/// dependency's macros decide (a fingerprint is hex: no collision with a lowered unit's key).
+const EXPORTS_KEY: &str = "#macro_export";
+
+/// The `#[macro_export]` macros a unit offers its dependents ([`crate::exports::scan`]), read
+/// from the cache for a registry or git crate. Why: scanning reads every source file of the
+/// crate to find the few that mention `macro_export`, on every run that loads anything, while
+/// such a crate's sources cannot change (its package id names them): on deno's one-edit run the
+/// scans of its 783 units were two fifths of the parse stage. A workspace member or path
+/// dependency is scanned each time (its files may have changed). Entries are
+/// `magic ‖ sha256(payload) ‖ postcard(exports)`; a bad one is scanned again and rewritten.
+pub fn unit_exports(ws: &Workspace, unit: usize) -> Vec<(String, String)> {
+    let u = &ws.units[unit];
+    let scan = || crate::exports::scan(&u.root, &u.cfg);
+    let Some(dir) = ws.cache_dir.as_deref() else {
+        return scan();
+    };
+    if is_mutable(ws, u) {
+        return scan();
+    }
+    let path = dir.join(format!("exports-{}.bin", key(ws, u, EXPORTS_KEY)));
+    if let Some(exports) = read_checked(&path).and_then(|p| postcard::from_bytes(&p).ok()) {
+        return exports;
+    }
+    let exports = scan();
+    if let Ok(payload) = postcard::to_stdvec(&exports) {
+        let mut bytes = Vec::with_capacity(payload.len() + 40);
+        bytes.extend_from_slice(MAGIC);
+        bytes.extend_from_slice(&Sha256::digest(&payload));
+        bytes.extend_from_slice(&payload);
+        write_atomically(&path, &bytes);
+    }
+    exports
+}
+
+/// The payload of a `magic ‖ sha256(payload) ‖ payload` file; `None` when it is missing, short
+/// or its checksum does not match.
+fn read_checked(path: &Path) -> Option<Vec<u8>> {
+    let mut bytes = std::fs::read(path).ok()?;
+    if bytes.len() < MAGIC.len() + 32 || &bytes[..MAGIC.len()] != MAGIC {
+        return None;
+    }
+    let payload = bytes.split_off(MAGIC.len() + 32);
+    (Sha256::digest(&payload).as_slice() == &bytes[MAGIC.len()..]).then_some(payload)
+}
+
 /// What reading an entry found.
 pub enum Lookup {
     Hit(Box<UnitLoad>),
@@ -301,6 +347,43 @@ mod tests {
     }
 
     #[test]
+    fn exported_macros_are_scanned_once_for_immutable_crates_only() {
+        let lib = "#[macro_export]\nmacro_rules! read_it { () => { std::fs::read(\"x\") }; }\n";
+        let changed = "#[macro_export]\nmacro_rules! other { () => {}; }\n";
+        let (ws, _scratch) = scratch_workspace("cache-exports", lib, SourceKind::Registry, true);
+        let first = unit_exports(&ws, 0);
+        assert_eq!(first.len(), 1, "{first:?}");
+        assert_eq!(first[0].0, "read_it");
+        // A registry crate's sources cannot change: the second run reads the scan back (the
+        // file rewritten here behind the cache's back proves it was not read again).
+        std::fs::write(&ws.units[0].root, changed).unwrap();
+        assert_eq!(unit_exports(&ws, 0), first);
+        // A damaged entry is not trusted: the crate is scanned again (and the entry rewritten).
+        let dir = ws.cache_dir.clone().unwrap();
+        let entry = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("exports-")
+            })
+            .unwrap();
+        let mut damaged = std::fs::read(&entry).unwrap();
+        let last = damaged.len() - 1;
+        damaged[last] ^= 0xff;
+        std::fs::write(&entry, &damaged).unwrap();
+        assert_eq!(unit_exports(&ws, 0)[0].0, "other");
+        assert_eq!(unit_exports(&ws, 0)[0].0, "other");
+        // A path dependency is scanned on every run.
+        let (ws, _scratch) = scratch_workspace("cache-exports-path", lib, SourceKind::Path, true);
+        assert_eq!(unit_exports(&ws, 0), first);
+        std::fs::write(&ws.units[0].root, changed).unwrap();
+        assert_eq!(unit_exports(&ws, 0)[0].0, "other");
+    }
+
+    #[test]
     fn a_crate_with_diagnostics_is_reused_with_them() {
         // `Diagnostic`'s JSON form leaves out empty fields, which postcard cannot read back: such
         // entries used to be rejected as corrupt and parsed again on every warm run.
@@ -448,12 +531,17 @@ mod tests {
         let (ws, _scratch) = scratch_workspace("cache-corrupt", LIB, SourceKind::Registry, true);
         let reference = analyze_workspace_of(&ws).without_timings().to_json();
         let dir = ws.cache_dir.clone().unwrap();
+        // The unit's lowered IR (its exported macros have an entry of their own).
         let entry = std::fs::read_dir(&dir)
             .unwrap()
-            .next()
-            .unwrap()
-            .unwrap()
-            .path();
+            .map(|e| e.unwrap().path())
+            .find(|p| {
+                !p.file_name()
+                    .unwrap()
+                    .to_string_lossy()
+                    .starts_with("exports-")
+            })
+            .unwrap();
         let good = std::fs::read(&entry).unwrap();
         for damaged in [good[..good.len() / 2].to_vec(), {
             let mut b = good.clone();

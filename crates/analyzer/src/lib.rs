@@ -179,7 +179,8 @@ pub(crate) fn configured_rules(
 }
 
 /// Loads every unit, in parallel, each able to expand its direct dependencies' `#[macro_export]`
-/// macros (`anyhow!`, `bail!`, `pin_project!`), found first by [`exports::scan`]. The macros of
+/// macros (`anyhow!`, `bail!`, `pin_project!`), found first by [`exports::scan`] (read back from
+/// the cache for registry and git crates: [`cache::unit_exports`]). The macros of
 /// `opaque` crates (logging: `rules/runtime.toml`'s `opaque_macros`) are not expanded, as they
 /// are not walked. Results are in unit order, whatever the thread count.
 fn load_units(
@@ -192,12 +193,13 @@ fn load_units(
     let exports: Vec<Arc<macro_rules::Exports>> = ws
         .units
         .par_iter()
-        .map(|unit| {
+        .enumerate()
+        .map(|(u, unit)| {
             let offered = !unit.skip
                 && matches!(unit.kind, discover::UnitKind::Lib)
                 && !opaque.contains(&unit.crate_name);
             Arc::new(if offered {
-                macro_rules::Exports::new(exports::scan(&unit.root, &unit.cfg))
+                macro_rules::Exports::new(cache::unit_exports(ws, u))
             } else {
                 macro_rules::Exports::default()
             })
