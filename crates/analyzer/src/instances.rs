@@ -329,6 +329,9 @@ pub(crate) struct Table {
     /// Per function of the index: whether a call can bind anything in it
     /// ([`call_bindings`]), computed on first use.
     may_bind: Vec<std::sync::OnceLock<bool>>,
+    /// The fn items constructors store in struct fields ([`crate::field_fns`]), computed on
+    /// first use; shared here as everything else the frontiers share.
+    pub(crate) field_fns: crate::field_fns::FieldFns,
 }
 
 impl Table {
@@ -339,6 +342,7 @@ impl Table {
             list: Vec::new(),
             bound: HashMap::new(),
             may_bind: (0..first).map(|_| std::sync::OnceLock::new()).collect(),
+            field_fns: Default::default(),
         }
     }
 

@@ -14,6 +14,7 @@ pub mod data_literals;
 pub mod dedicated;
 pub mod discover;
 pub mod exports;
+pub mod field_fns;
 pub mod fields;
 pub mod graph;
 pub mod guard;

@@ -2105,14 +2105,29 @@ impl Walker<'_> {
             }
         }
         let IrExpr::Path(path, _) = func else {
-            self.walk(func);
+            // `(self.persist)(v)`: the fn items the struct's constructors store in that field.
+            let stored = match func {
+                IrExpr::Field(base, field) => match self.walk(base).peel_refs() {
+                    Ty::Adt(TyCon::Local(tid), _) => {
+                        self.table.field_fns.get(self.index, *tid, field.as_str())
+                    }
+                    _ => Default::default(),
+                },
+                _ => {
+                    self.walk(func);
+                    Default::default()
+                }
+            };
+            let targets = if stored.is_empty() {
+                vec![Target::Unresolved(Unresolved::FnPointer)]
+            } else {
+                stored
+                    .iter()
+                    .map(|&f| Target::Fn(f, Confidence::Medium))
+                    .collect()
+            };
             let (_, closures, params) = self.walk_args(args);
-            self.push_call(
-                pos,
-                vec![Target::Unresolved(Unresolved::FnPointer)],
-                closures,
-                params,
-            );
+            self.push_call(pos, targets, closures, params);
             return Ty::Unknown;
         };
         if let Some(name) = path.single() {
