@@ -62,7 +62,7 @@ pub(crate) fn is_bindable(t: &Ty) -> bool {
 /// A std type by value with no parameter or unknown in it (`String`, `Vec<Uuid>`): bound only
 /// from an expected type ([`call_bindings`]).
 pub(crate) fn is_std_value(t: &Ty) -> bool {
-    matches!(t, Ty::Adt(TyCon::External(_), _)) && is_concrete(t)
+    matches!(t.peel_refs(), Ty::Adt(TyCon::External(_), _)) && is_concrete(t)
 }
 
 /// `&dyn Trait` / `&mut dyn Trait` with a trait of the graph among the object's traits.
@@ -263,7 +263,10 @@ fn call_bindings_uncached(
         expected.unify_return(&declared, &mut from_expected);
     }
     for g in bound_generics {
-        if let Some(t) = subst.get(&g.name).filter(|t| is_bindable(t)) {
+        if let Some(t) = subst
+            .get(&g.name)
+            .filter(|t| is_bindable(t) || is_std_value(t))
+        {
             bind.push((g.name.clone(), t.clone()));
         } else if let Some(t) = from_expected
             .get(&g.name)

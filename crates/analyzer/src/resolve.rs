@@ -684,6 +684,10 @@ const ITERATOR_PROVIDED: &[&str] = &[
     "zip",
 ];
 
+/// Targets of one dispatched call instantiated each ([`Walker::instantiate_with`]); a call
+/// dispatched to more impls keeps their generic bodies.
+const MAX_INSTANTIATED_TARGETS: usize = 16;
+
 /// How many impls of a bound's trait `Walker::bind_through_bounds` tries.
 const MAX_BOUND_IMPLS: usize = 64;
 const MAX_JOINED_RESULTS: usize = 16;
@@ -2463,10 +2467,8 @@ impl Walker<'_> {
 
     /// The fns named `method` of the graph's explicit impls for the std type `st` (behind
     /// references: `impl FromSql for &str` for `<&str as FromSql>::from_sql`), of trait `tr`
-    /// only when given, with the trait each belongs to. A provided method runs as the impl's
-    /// instance, so its `Self::other(..)` calls go to this impl (method lookup does not
-    /// instantiate for std types: there `self.m()` could find std's method of the name first; a
-    /// path call cannot).
+    /// only when given, with the trait each belongs to (a provided method as the impl's
+    /// instance, [`Walker::impl_method`]).
     fn std_impl_fns(&self, st: &Ty, method: &str, tr: Option<usize>) -> Vec<(Option<usize>, FnId)> {
         let Some(p) = st.peel_refs().std_owner_name() else {
             return Vec::new();
@@ -2476,22 +2478,7 @@ impl Walker<'_> {
             if tr.is_some_and(|t| self.index.impls[iid].trait_ref != Some(TraitRef::Local(t))) {
                 continue;
             }
-            let from = explicit.len();
             self.impl_method(iid, method, &mut explicit);
-            for (_, f) in &mut explicit[from..] {
-                let provided = self
-                    .index
-                    .fns
-                    .get(*f)
-                    .is_some_and(|d| matches!(d.owner, FnOwner::Trait(_)));
-                if provided && !self.candidate.get(*f).copied().unwrap_or(false) {
-                    *f = self.instance_id(Instance {
-                        base: *f,
-                        imp: Some(iid),
-                        bind: Vec::new(),
-                    });
-                }
-            }
         }
         explicit
     }
@@ -2692,6 +2679,12 @@ impl Walker<'_> {
             if let Some(t) = bound_conversion(&recv_peeled, method) {
                 return t;
             }
+        }
+        // `x.to_string()` on a type with no such method of its own: std's blanket `ToString`
+        // for `Display` types (sqlx-sqlite's `Encode::<Sqlite>::encode(self.format("%F")
+        // .to_string(), buf)` then dispatches on `String`).
+        if ret.is_unknown() && method == "to_string" && args.is_empty() {
+            return Ty::external("std::string::String", Vec::new());
         }
         if ret.is_unknown() && is_identity_method(method) {
             return recv_peeled;
@@ -2956,10 +2949,13 @@ impl Walker<'_> {
             if let Some(f) = self.trait_method(t, method, 0) {
                 if self.index.fns[f].ir.body.is_some() {
                     // The default body runs with `Self` the impl's type: its instance for that
-                    // impl ([`crate::instances`]), for a type of the graph (a blanket impl's
-                    // `Self` is a parameter; on a std type, std's methods would shadow the
-                    // trait's).
-                    let concrete = matches!(imp.self_ty.peel_refs(), Ty::Adt(TyCon::Local(_), _));
+                    // impl ([`crate::instances`]), for a concrete type, of the graph or std's
+                    // (sqlx-postgres' `impl Encode<Postgres> for i32` running `Encode::encode`'s
+                    // `self.encode_by_ref(buf)`); a blanket impl's `Self` is a parameter. On a
+                    // std type, method lookup inside finds std's inherent method of a name
+                    // first, as rustc does, and else the in-scope impls of the graph.
+                    let concrete = !matches!(imp.self_ty.peel_refs(), Ty::Param { .. })
+                        && crate::instances::is_concrete(&imp.self_ty);
                     let f = if concrete && !self.candidate.get(f).copied().unwrap_or(false) {
                         self.instance_id(Instance {
                             base: f,
@@ -3000,6 +2996,24 @@ impl Walker<'_> {
         fields: &[(usize, Name, Ty)],
         expected: Option<&Expected>,
     ) -> Vec<Target> {
+        // A call dispatched to a few impls (a generic receiver: sqlx's `arguments.add(value)` on
+        // `DB::Arguments`) binds each impl's own generics from the arguments, so the value's
+        // type still decides what runs inside (`value.encode(..)` on a `Uuid` is `Uuid`'s
+        // encoder, not every `Encode` impl's). Many impls: left generic, a bound on the work.
+        if targets.len() > 1 {
+            if targets.len() > MAX_INSTANTIATED_TARGETS {
+                return targets;
+            }
+            return targets
+                .into_iter()
+                .flat_map(|t| match t {
+                    Target::Fn(..) => {
+                        self.instantiate_with(vec![t], recv, arg_types, fields, expected)
+                    }
+                    other => vec![other],
+                })
+                .collect();
+        }
         let [Target::Fn(f, conf)] = targets.as_slice() else {
             return targets;
         };
@@ -5107,7 +5121,9 @@ mod tests {
                    impl ReadExt for std::fs::File {}\n\
                    pub async fn d(mut f: std::fs::File) { f.u8_(); }\n";
         let report = crate::testutil::analyze_files(&[("src/lib.rs", src)]);
-        assert_eq!(crate::testutil::site_lines(&report), [5, 6, 7]);
+        // Line 9: the provided `u8_` runs as `File`'s instance, so its `read_exact` is the
+        // file's (a blocking read), not `io::Read`'s in general.
+        assert_eq!(crate::testutil::site_lines(&report), [5, 6, 7, 9]);
         assert_nothing_unresolved(&report);
     }
 
