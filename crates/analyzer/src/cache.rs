@@ -160,29 +160,36 @@ pub fn unit_exports(ws: &Workspace, unit: usize) -> Vec<(String, String)> {
         return scan();
     }
     let path = dir.join(format!("exports-{}.bin", key(ws, u, EXPORTS_KEY)));
-    if let Some(exports) = read_checked(&path).and_then(|p| postcard::from_bytes(&p).ok()) {
+    let cached = std::fs::read(&path)
+        .ok()
+        .and_then(|bytes| unframed(&bytes).and_then(|payload| postcard::from_bytes(payload).ok()));
+    if let Some(exports) = cached {
         return exports;
     }
     let exports = scan();
     if let Ok(payload) = postcard::to_stdvec(&exports) {
-        let mut bytes = Vec::with_capacity(payload.len() + 40);
-        bytes.extend_from_slice(MAGIC);
-        bytes.extend_from_slice(&Sha256::digest(&payload));
-        bytes.extend_from_slice(&payload);
-        write_atomically(&path, &bytes);
+        write_atomically(&path, &framed(&payload));
     }
     exports
 }
 
-/// The payload of a `magic ‖ sha256(payload) ‖ payload` file; `None` when it is missing, short
-/// or its checksum does not match.
-fn read_checked(path: &Path) -> Option<Vec<u8>> {
-    let mut bytes = std::fs::read(path).ok()?;
+/// `magic ‖ sha256(payload) ‖ payload`, the form of every entry of this cache.
+fn framed(payload: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(payload.len() + MAGIC.len() + 32);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&Sha256::digest(payload));
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+/// The payload of a [`framed`] entry; `None` when it is short, of another magic or its checksum
+/// does not match.
+fn unframed(bytes: &[u8]) -> Option<&[u8]> {
     if bytes.len() < MAGIC.len() + 32 || &bytes[..MAGIC.len()] != MAGIC {
         return None;
     }
-    let payload = bytes.split_off(MAGIC.len() + 32);
-    (Sha256::digest(&payload).as_slice() == &bytes[MAGIC.len()..]).then_some(payload)
+    let (sum, payload) = bytes[MAGIC.len()..].split_at(32);
+    (Sha256::digest(payload).as_slice() == sum).then_some(payload)
 }
 
 /// What reading an entry found.
@@ -200,13 +207,9 @@ pub fn read(dir: &Path, key: &str, unit: usize, mutable: bool) -> Lookup {
     let Ok(bytes) = std::fs::read(entry_path(dir, key)) else {
         return Lookup::Miss;
     };
-    if bytes.len() < MAGIC.len() + 32 || &bytes[..MAGIC.len()] != MAGIC {
+    let Some(payload) = unframed(&bytes) else {
         return Lookup::Corrupt;
-    }
-    let (sum, payload) = bytes[MAGIC.len()..].split_at(32);
-    if Sha256::digest(payload).as_slice() != sum {
-        return Lookup::Corrupt;
-    }
+    };
     let Ok((inputs, rest)) = postcard::take_from_bytes::<Option<Vec<Input>>>(payload) else {
         return Lookup::Corrupt;
     };
@@ -248,11 +251,7 @@ pub fn write(dir: &Path, key: &str, load: &UnitLoad) {
     let Ok(payload) = postcard::to_extend(&entry, std::mem::take(&mut payload)) else {
         return;
     };
-    let mut bytes = Vec::with_capacity(payload.len() + 40);
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&Sha256::digest(&payload));
-    bytes.extend_from_slice(&payload);
-    write_atomically(&entry_path(dir, key), &bytes);
+    write_atomically(&entry_path(dir, key), &framed(&payload));
 }
 
 /// Writes `bytes` to `path` through a temporary file and a rename (creating the directory), so a
@@ -360,16 +359,7 @@ mod tests {
         assert_eq!(unit_exports(&ws, 0), first);
         // A damaged entry is not trusted: the crate is scanned again (and the entry rewritten).
         let dir = ws.cache_dir.clone().unwrap();
-        let entry = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("exports-")
-            })
-            .unwrap();
+        let entry = crate::testutil::cache_file(&dir, |n| n.starts_with("exports-")).unwrap();
         let mut damaged = std::fs::read(&entry).unwrap();
         let last = damaged.len() - 1;
         damaged[last] ^= 0xff;
@@ -532,16 +522,7 @@ mod tests {
         let reference = analyze_workspace_of(&ws).without_timings().to_json();
         let dir = ws.cache_dir.clone().unwrap();
         // The unit's lowered IR (its exported macros have an entry of their own).
-        let entry = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                !p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("exports-")
-            })
-            .unwrap();
+        let entry = crate::testutil::cache_file(&dir, |n| !n.starts_with("exports-")).unwrap();
         let good = std::fs::read(&entry).unwrap();
         for damaged in [good[..good.len() / 2].to_vec(), {
             let mut b = good.clone();

@@ -42,8 +42,9 @@ pub struct Instance {
     pub imp: Option<usize>,
     /// Generic parameters bound at the call, sorted by name: the fn's and its impl's type
     /// parameters, `Self` of a provided method reached through a blanket impl (or a derive) on
-    /// a concrete receiver, and `#i` for an `impl Trait` or `&dyn Trait` parameter `i`. Only the
-    /// graph's concrete types ([`is_bindable`]), to parameters bounded by a trait of the graph.
+    /// a concrete receiver, and `#i` for an `impl Trait` or `&dyn Trait` parameter `i`. Only
+    /// concrete types, to parameters bounded by a trait of the graph: the graph's or std's for
+    /// generic parameters ([`binds_generic`]), the graph's for the others ([`is_bindable`]).
     pub bind: Vec<(String, Ty)>,
 }
 
@@ -51,18 +52,19 @@ pub struct Instance {
 /// impl's instance without bindings), which dispatches to every impl as before.
 pub const MAX_BOUND_INSTANCES: usize = 8;
 
-/// What an instance may bind: a type of the analysed graph (behind references), with no
-/// parameter, unknown or trait object in it. A std type is never bound: method lookup on it
-/// finds std's own method of the name first (`str::to_socket_addrs`), where the generic body
-/// calls the bound trait's (tokio's `ToSocketAddrs` impl for `str`).
+/// What an `impl Trait` or `&dyn Trait` parameter, or `Self` of a provided method, may bind: a
+/// type of the analysed graph (behind references), with no parameter, unknown or trait object
+/// in it.
 pub(crate) fn is_bindable(t: &Ty) -> bool {
     matches!(t.peel_refs(), Ty::Adt(TyCon::Local(_), _)) && is_concrete(t)
 }
 
-/// A std type by value with no parameter or unknown in it (`String`, `Vec<Uuid>`): bound only
-/// from an expected type ([`call_bindings`]).
-pub(crate) fn is_std_value(t: &Ty) -> bool {
-    matches!(t.peel_refs(), Ty::Adt(TyCon::External(_), _)) && is_concrete(t)
+/// What a call may bind a generic parameter to ([`call_bindings`]): a concrete type of the
+/// graph or of std (`Uuid`, `String`, `&String`, `Vec<Uuid>`), behind references or not. `str`
+/// and slices are never bound: std's own method of a name would shadow the bound trait's
+/// (tokio's `ToSocketAddrs` for `str` against `str::to_socket_addrs`).
+pub(crate) fn binds_generic(t: &Ty) -> bool {
+    matches!(t.peel_refs(), Ty::Adt(..)) && is_concrete(t)
 }
 
 /// `&dyn Trait` / `&mut dyn Trait` with a trait of the graph among the object's traits.
@@ -254,25 +256,16 @@ fn call_bindings_uncached(
         unify(d, actual, &mut subst);
     }
     // What the arguments left unbound, the type the caller expects may bind: a parameter named
-    // only by the return type (`Row::get<I, T>(&self, idx: I) -> T`). There a std type binds
-    // too (`let topic: String = row.get("topic")`): the body only produces the value, so no
-    // std method of the name can be found first on a value the caller passed in.
+    // only by the return type (`Row::get<I, T>(&self, idx: I) -> T`).
     let mut from_expected = Subst::new();
     if let (Some(expected), Some(ret), false) = (expected, &def.ir.sig.ret, def.ir.sig.is_async) {
         let declared = index.resolve_type(def.module, ret, &generics, self_ty.as_ref());
         expected.unify_return(&declared, &mut from_expected);
     }
     for g in bound_generics {
-        if let Some(t) = subst
-            .get(&g.name)
-            .filter(|t| is_bindable(t) || is_std_value(t))
-        {
-            bind.push((g.name.clone(), t.clone()));
-        } else if let Some(t) = from_expected
-            .get(&g.name)
-            .filter(|t| is_bindable(t) || is_std_value(t))
-        {
-            bind.push((g.name.clone(), t.clone()));
+        let bound = |s: &Subst| s.get(&g.name).filter(|t| binds_generic(t)).cloned();
+        if let Some(t) = bound(&subst).or_else(|| bound(&from_expected)) {
+            bind.push((g.name.clone(), t));
         }
     }
     if self_param {

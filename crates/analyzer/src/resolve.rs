@@ -2219,19 +2219,21 @@ impl Walker<'_> {
                 qself_position: 0,
             };
             let tr = self.index.resolve_trait(self.module, &trait_path);
-            // `<&str as FromSql>::from_sql(..)`: the graph's impl for that std type.
-            let std_impls = match (&qty, &tr) {
-                (Ty::Adt(TyCon::Local(_), _), _) => Vec::new(),
-                (_, TraitRef::Local(t)) => self.std_impl_fns(&qty, &method, Some(*t)),
-                _ => Vec::new(),
-            };
             let mut targets = match (&qty, &tr) {
                 (Ty::Adt(TyCon::Local(_), _), _) => self.method_targets(&qty, &method),
-                _ if !std_impls.is_empty() => std_impls
-                    .into_iter()
-                    .map(|(_, f)| Target::Fn(f, Confidence::High))
-                    .collect(),
-                (_, TraitRef::Local(t)) => self.trait_dispatch(*t, &method),
+                // `<&str as FromSql>::from_sql(..)`: the graph's impl for that std type, else
+                // every impl of the trait.
+                (_, TraitRef::Local(t)) => {
+                    let found = self.std_impl_fns(&qty, &method, Some(*t));
+                    if found.is_empty() {
+                        self.trait_dispatch(*t, &method)
+                    } else {
+                        found
+                            .into_iter()
+                            .map(|(_, f)| Target::Fn(f, Confidence::High))
+                            .collect()
+                    }
+                }
                 (Ty::Adt(TyCon::External(p), _), _) => {
                     vec![Target::External(format!("{p}::{method}"), Confidence::High)]
                 }
@@ -2444,7 +2446,7 @@ impl Walker<'_> {
         expected.unify_return(&declared, &mut subst);
         let implementor = subst
             .remove("Self")
-            .filter(|s| crate::instances::is_bindable(s) || crate::instances::is_std_value(s))?;
+            .filter(crate::instances::binds_generic)?;
         match &implementor {
             Ty::Adt(TyCon::External(_), _) => {
                 Some(self.std_self_impls(&implementor, method)).filter(|f| !f.is_empty())

@@ -259,15 +259,7 @@ mod tests {
         let (ws, _scratch) = member("run-damaged");
         let reference = plain(&ws).without_timings().to_json();
         let dir = ws.cache_dir.clone().unwrap();
-        let entry = std::fs::read_dir(&dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .find(|p| {
-                p.file_name()
-                    .unwrap()
-                    .to_string_lossy()
-                    .starts_with("report-")
-            })
+        let entry = crate::testutil::cache_file(&dir, |n| n.starts_with("report-"))
             .expect("a report entry");
         let good = std::fs::read(&entry).unwrap();
         std::fs::write(&entry, &good[..good.len() / 2]).unwrap();

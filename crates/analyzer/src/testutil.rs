@@ -20,6 +20,15 @@ impl Drop for Scratch {
 
 /// Writes `files` (paths relative to the package root, the first being `src/lib.rs` or another
 /// crate root) into a scratch package `app` and analyses it as a workspace member.
+/// The file of cache directory `dir` whose name `wanted` accepts (a cache test's entry to
+/// damage or inspect).
+pub fn cache_file(dir: &std::path::Path, wanted: impl Fn(&str) -> bool) -> Option<PathBuf> {
+    std::fs::read_dir(dir)
+        .ok()?
+        .map(|e| e.unwrap().path())
+        .find(|p| wanted(&p.file_name().unwrap().to_string_lossy()))
+}
+
 pub fn analyze_files(files: &[(&str, &str)]) -> Report {
     analyze_files_full(files, &crate::config::Config::default(), false)
 }
