@@ -141,6 +141,10 @@ struct Leaves {
     /// One-time initialisers of analysed crates (`init` in `rules/runtime.toml`: once_cell's
     /// `get_or_init`, tokio's `OnceCell::get_or_init`).
     init: BTreeSet<FnId>,
+    /// Functions that run only on a dependency's rare, self-guarded path (`cold` in
+    /// `rules/runtime.toml`: chrono's time-zone refresh check). Unlike `init`, their body is
+    /// followed: a call of one is one-time work like a memoised value's ([`crate::memo`]).
+    cold: BTreeSet<FnId>,
     /// Functions that hand one of their closure parameters to a one-time initialiser (deno's
     /// `Deferred::get_or_try_init(&self, create)` → `self.0.get_or_try_init(create)`), per
     /// parameter, to a fixpoint ([`infer_init_wrappers`]): a closure given there runs once too.
@@ -895,6 +899,7 @@ fn leaves(index: &Index, rules: &RuleDb, member_unit: &[bool]) -> Leaves {
         boundary,
         opaque: opaque_fns(index, rules),
         init: resolve_all_paths(index, &rules.init),
+        cold: resolve_all_paths(index, &rules.cold),
         init_wrappers: BTreeMap::new(),
         ffi_unknown,
     }
@@ -1178,7 +1183,12 @@ fn flatten(
     // only waits for a concurrent initialiser (once_cell's `thread::park`): never followed.
     let init_call = is_init_call(rules, leaves, c);
     // A value built on a hand-written cache's cold path is one-time initialisation too.
-    let init = init || init_call || memoised.contains(&c.pos);
+    // So is a call of a dependency's cold path (`cold` in `rules/runtime.toml`).
+    let cold_call = c
+        .targets
+        .iter()
+        .any(|t| matches!(t, Target::Fn(f, _) if leaves.cold.contains(f)));
+    let init = init || init_call || cold_call || memoised.contains(&c.pos);
     if init && !rules.report_init {
         dropped.record(index, c, true);
         return;
@@ -1665,6 +1675,65 @@ mod where_tests {
         );
         assert!(on.findings[0].message.contains("once per process"));
         assert_eq!(on.findings[0].severity, "warning");
+    }
+
+    /// chrono's local time zone, as its source is shaped (`offset/local/unix.rs`): the zone file
+    /// is read once per thread (a memoised `Cache::default`) and again only when
+    /// `Cache::offset`'s rate-limited check finds its source changed, a path listed as `cold` in
+    /// `rules/runtime.toml`. `Local::now()` is kind `init`; a real read beside it stays a worker
+    /// finding.
+    #[test]
+    fn a_dependencys_cold_path_is_kind_init() {
+        let chrono = "pub mod offset { pub mod local {\n\
+                      pub struct Local;\n\
+                      impl Local { pub fn now() -> usize { inner::offset() } }\n\
+                      mod inner {\n\
+                      use std::cell::RefCell;\n\
+                      thread_local! { static TZ_INFO: RefCell<Option<Cache>> = Default::default() }\n\
+                      pub(super) fn offset() -> usize {\n\
+                      TZ_INFO.with(|c| c.borrow_mut().get_or_insert_with(Cache::default).offset())\n\
+                      }\n\
+                      struct Cache { zone: Vec<u8> }\n\
+                      impl Default for Cache { fn default() -> Cache { Cache { zone: current_zone() } } }\n\
+                      fn current_zone() -> Vec<u8> { std::fs::read(\"/etc/localtime\").unwrap_or_default() }\n\
+                      impl Cache {\n\
+                      fn offset(&mut self) -> usize {\n\
+                      if std::fs::symlink_metadata(\"/etc/localtime\").is_ok() { self.zone = current_zone(); }\n\
+                      self.zone.len()\n\
+                      }\n\
+                      }\n\
+                      }\n\
+                      } }\n\
+                      pub fn parse_from_disk() -> Vec<u8> { std::fs::read(\"x\").unwrap() }\n";
+        let app = "async fn handler() {\n\
+                   chrono::offset::local::Local::now();\n\
+                   chrono::parse_from_disk();\n\
+                   }\n";
+        let off = crate::testutil::analyze_app_with_dependency("cold-off", app, "chrono", chrono);
+        assert_eq!(kinds(&off), [(3, "NB0101".into(), "worker".into())]);
+        let on = crate::testutil::analyze_app_with_dependency_with(
+            "cold-on",
+            app,
+            "chrono",
+            chrono,
+            &Config {
+                report_init: true,
+                ..Config::default()
+            },
+        );
+        let got = kinds(&on);
+        assert!(
+            got.contains(&(2, "NB0101".into(), "init".into())),
+            "{got:?}"
+        );
+        assert!(
+            !got.contains(&(2, "NB0101".into(), "worker".into())),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&(3, "NB0101".into(), "worker".into())),
+            "{got:?}"
+        );
     }
 
     #[test]

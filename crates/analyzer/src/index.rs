@@ -129,6 +129,8 @@ pub struct TypeDef {
     pub kind: TypeKind,
     /// Inherent methods by name.
     pub inherent: NameMap<Vec<FnId>>,
+    /// Inherent impls (their associated constants are the type's: `StateID::MAX`).
+    pub inherent_impls: Vec<ImplId>,
     /// Trait impls for this type (self type resolved to it).
     pub trait_impls: Vec<ImplId>,
     /// Trait impls for a reference to it (`impl Widget for &Block`): method lookup takes them
@@ -148,6 +150,7 @@ pub struct ImplDef {
     pub generics: ThinVec<IrGeneric>,
     pub fns: NameMap<FnId>,
     pub assoc_types: Vec<(String, IrType)>,
+    pub assoc_consts: Vec<(String, IrType)>,
     pub self_ty: Ty,
     pub trait_ref: Option<TraitRef>,
 }
@@ -551,6 +554,7 @@ impl Index {
                                 generics: ThinVec::new(),
                             },
                             inherent: NameMap::default(),
+                            inherent_impls: Vec::new(),
                             trait_impls: Vec::new(),
                             ref_trait_impls: Vec::new(),
                             derives: ThinVec::new(),
@@ -587,6 +591,7 @@ impl Index {
                     name: t.name.clone(),
                     kind,
                     inherent: NameMap::default(),
+                    inherent_impls: Vec::new(),
                     trait_impls: Vec::new(),
                     ref_trait_impls: Vec::new(),
                     derives: t.derives,
@@ -607,6 +612,7 @@ impl Index {
                     generics: imp.generics,
                     fns: NameMap::default(),
                     assoc_types: imp.assoc_types,
+                    assoc_consts: imp.assoc_consts,
                     self_ty: Ty::Unknown,
                     trait_ref: None,
                 });
@@ -906,6 +912,7 @@ impl Index {
                     for (n, f) in names {
                         self.types[*tid].inherent.entry(n).or_default().push(f);
                     }
+                    self.types[*tid].inherent_impls.push(iid);
                 }
                 (Ty::Adt(TyCon::Local(tid), _), Some(_)) => self.types[*tid].trait_impls.push(iid),
                 (Ty::Ref(inner), Some(tr)) => match &**inner {

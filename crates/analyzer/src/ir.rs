@@ -544,6 +544,9 @@ pub struct IrImpl {
     pub fns: Vec<IrFn>,
     /// `type Target = X;` and other associated types, by name.
     pub assoc_types: Vec<(String, IrType)>,
+    /// `const MAX: StateID = ..;` and other associated constants, by name, with their types.
+    #[serde(default)]
+    pub assoc_consts: Vec<(String, IrType)>,
 }
 
 /// A `macro_rules!` definition: each arm's transcriber lowered leniently to expressions.

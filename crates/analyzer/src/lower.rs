@@ -665,6 +665,7 @@ impl<'a> Lowerer<'a> {
                 let self_ty = lower_type(&imp.self_ty);
                 let mut fns = Vec::new();
                 let mut assoc_types = Vec::new();
+                let mut assoc_consts = Vec::new();
                 for mut ii in imp.items {
                     match &mut ii {
                         syn::ImplItem::Fn(f) => {
@@ -684,6 +685,13 @@ impl<'a> Lowerer<'a> {
                             }
                             assoc_types.push((t.ident.to_string(), lower_type(&t.ty)));
                         }
+                        // Only the type: `StateID::MAX.as_u64()`, `Method::GET.as_str()`.
+                        syn::ImplItem::Const(c) => {
+                            if !self.cfg.keep(&mut c.attrs) {
+                                continue;
+                            }
+                            assoc_consts.push((c.ident.to_string(), lower_type(&c.ty)));
+                        }
                         _ => {}
                     }
                 }
@@ -693,6 +701,7 @@ impl<'a> Lowerer<'a> {
                     generics: self.lower_generics(&imp.generics),
                     fns,
                     assoc_types,
+                    assoc_consts,
                 });
             }
             syn::Item::Use(u) => flatten_use(
@@ -809,6 +818,8 @@ impl<'a> Lowerer<'a> {
         let path = lower_path(&m.mac.path, None);
         let items = if last == "cfg_if" {
             self.cfg_if_items(m.mac.tokens.clone())
+        } else if last == "thread_local" && !self.item_macros.rules.contains_key(&last) {
+            thread_local_items(m.mac.tokens.clone())
         } else if let Some((expansion, _)) = self.expand(&path, &m.mac.tokens, m.mac.path.span()) {
             // Items a crate-local macro generates (fns, impls): lowered like written ones.
             self.expansion_depth += 1;
@@ -1141,11 +1152,8 @@ impl<'a> Lowerer<'a> {
                 Some(IrStmt::Item)
             }
             syn::Stmt::Expr(e, _) => {
-                if let Some(attrs) = expr_attrs(e) {
-                    let mut attrs = attrs.to_vec();
-                    if !self.cfg.keep(&mut attrs) {
-                        return None;
-                    }
+                if !self.expr_enabled(e) {
+                    return None;
                 }
                 Some(IrStmt::Expr(self.lower_expr(e)))
             }
@@ -1578,6 +1586,12 @@ impl<'a> Lowerer<'a> {
 
     /// Parses macro tokens as expressions as far as they go: a comma list, then statements, then
     /// chunks split at `,`, `;` and `=>`, recursing into groups that do not parse.
+    /// Whether an expression's own `#[cfg]` attributes (a statement's, or one an expansion
+    /// wrote) hold.
+    fn expr_enabled(&self, e: &syn::Expr) -> bool {
+        expr_attrs(e).is_none_or(|attrs| self.cfg.keep(&mut attrs.to_vec()))
+    }
+
     pub fn lenient_exprs(&mut self, tokens: TokenStream) -> ThinVec<IrExpr> {
         if self.depth > MAX_DEPTH {
             return ThinVec::new();
@@ -1595,7 +1609,10 @@ impl<'a> Lowerer<'a> {
         if let Ok(list) =
             Punctuated::<syn::Expr, Token![,]>::parse_terminated.parse2(tokens.clone())
         {
-            return list.iter().map(|e| self.lower_expr(e)).collect();
+            // An expansion's `#[cfg(feature = "..")] { .. }` (regex-automata's `log!` and
+            // `instrument!`) parses as one expression carrying the attribute.
+            let enabled: Vec<&syn::Expr> = list.iter().filter(|e| self.expr_enabled(e)).collect();
+            return enabled.into_iter().map(|e| self.lower_expr(e)).collect();
         }
         if let Ok(stmts) = syn::Block::parse_within.parse2(tokens.clone()) {
             let block = syn::Block {
@@ -1741,6 +1758,24 @@ fn item_wrapper_attrs(transcriber: TokenStream) -> Option<Vec<syn::Attribute>> {
     syn::Attribute::parse_outer.parse2(attr_tokens).ok()
 }
 
+/// The statics of std's `thread_local! { static NAME: T = init; .. }`, typed as what the macro
+/// declares: a `std::thread::LocalKey<T>`, whose `with(|v: &T| ..)` the resolver types
+/// (tokio's runtime `CONTEXT.with(|c| c.scheduler.with(..))`). The last declaration may omit
+/// its `;`, which `syn::File` would not parse.
+fn thread_local_items(tokens: TokenStream) -> Vec<syn::Item> {
+    let mut items = parse_items(tokens.clone());
+    if items.is_empty() {
+        items = parse_items(quote::quote!(#tokens ;));
+    }
+    for item in &mut items {
+        if let syn::Item::Static(s) = item {
+            let ty = s.ty.clone();
+            *s.ty = syn::parse_quote!(::std::thread::LocalKey<#ty>);
+        }
+    }
+    items
+}
+
 fn parse_items(tokens: TokenStream) -> Vec<syn::Item> {
     syn::parse2::<syn::File>(tokens)
         .map(|f| f.items)
@@ -1823,7 +1858,8 @@ fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
 }
 
 /// The type a turbofish gives the result of std's methods generic over it: `.collect::<C>()`,
-/// `.sum::<T>()`, `.product::<T>()` yield `C`/`T`, `.parse::<T>()` yields `Result<T, _>`. The
+/// `.sum::<T>()`, `.product::<T>()` yield `C`/`T`, `.parse::<T>()` yields `Result<T, _>`,
+/// `.cast::<T>()` a pointer to `T`. The
 /// call is lowered as if cast to it (`IrExpr::Cast`: the type of a cast is the written one), which
 /// costs the IR nothing: a field for the turbofish would grow every expression.
 fn turbofish_result(m: &syn::ExprMethodCall) -> Option<IrType> {
@@ -1834,6 +1870,8 @@ fn turbofish_result(m: &syn::ExprMethodCall) -> Option<IrType> {
     let written = lower_type(t);
     match m.method.to_string().as_str() {
         "collect" | "sum" | "product" => Some(written),
+        // A raw pointer's `p.cast::<u16>()` (aho-corasick's `x.cast::<u16>().read_unaligned()`).
+        "cast" => Some(IrType::Ptr(Box::new(written))),
         "parse" => Some(std_type(
             "result",
             "Result",
@@ -2120,6 +2158,9 @@ fn lower_pat_shape(p: &syn::Pat) -> IrPat {
                 .collect();
             pat.fields = Some(Box::new((lower_path(&ps.path, ps.qself.as_ref()), fields)));
         }
+        // `Argument::Raw(ref s) | Argument::UnknownFlag(ref s)`: every alternative binds the same
+        // names at the same types (rustc's E0408/E0308), so the first one types them.
+        syn::Pat::Or(or) if !or.cases.is_empty() => return lower_pat_shape(&or.cases[0]),
         other => collect_bindings(other, &mut pat.others),
     }
     pat

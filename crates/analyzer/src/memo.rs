@@ -21,7 +21,8 @@
 //!   upper-case identifier (Rust's naming for statics) or a path ending in one, or the closure
 //!   parameter of a thread-local's `STATIC.with(|cache| ..)`;
 //! - a *store* into the cache: `*guard = VALUE`, `guard.insert(.., VALUE)`, `guard.replace(VALUE)`,
-//!   `guard.get_or_insert(VALUE)`, or the same on `STATIC.lock()..` written in place;
+//!   `guard.get_or_insert(VALUE)`, or the same on `STATIC.lock()..` written in place, or
+//!   `STATIC.get_or_insert_with(f)` on a `static mut` `Option` (backtrace's symbol cache);
 //! - the memoised calls: every call (and fn item handed over as a value) in the store's value,
 //!   and every call in the initialiser of a local (`let regex = ..;`) that the stored value names.
 //!
@@ -179,7 +180,14 @@ impl<'a> Visit<'a> for Scan<'a> {
         );
         let keyed = m.method == "insert"
             && static_name(&m.receiver, &self.aliases).is_some_and(|s| self.looked_up.contains(&s));
-        if stores && (keyed || self.is_cache(&m.receiver)) {
+        // `CACHE.get_or_insert_with(Cache::new)` on a `static mut CACHE: Option<Cache>` used
+        // in place (backtrace's `Cache::with_global`): only a static `Option` has that method
+        // and is mutable without a guard.
+        let in_place = matches!(
+            m.method.to_string().as_str(),
+            "get_or_insert" | "get_or_insert_with"
+        ) && is_static_path(strip_adapters(&m.receiver), &self.aliases);
+        if stores && (keyed || in_place || self.is_cache(&m.receiver)) {
             if let Some(value) = m.args.last() {
                 self.stored.push(value);
             }
@@ -521,6 +529,26 @@ mod tests {
                    }\n";
         let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
         assert_eq!(lines, [10], "{:?}", findings(src, false));
+    }
+
+    /// backtrace's `Cache::with_global`: a `static mut` `Option` declared in the fn, filled in
+    /// place by a fn item; the same call on a parameter's `Option` runs every time.
+    #[test]
+    fn a_static_mut_option_filled_in_place_is_cold() {
+        let src = "struct Cache(Vec<u8>);\n\
+                   impl Cache { fn new() -> Cache { Cache(std::fs::read(\"/proc/self/maps\").unwrap()) } }\n\
+                   fn with_global() -> usize {\n\
+                   \x20   static mut MAPPINGS_CACHE: Option<Cache> = None;\n\
+                   \x20   #[allow(static_mut_refs)]\n\
+                   \x20   unsafe { MAPPINGS_CACHE.get_or_insert_with(Cache::new).0.len() }\n\
+                   }\n\
+                   fn uncached(o: &mut Option<Cache>) -> usize { o.get_or_insert_with(Cache::new).0.len() }\n\
+                   async fn handler(o: &mut Option<Cache>) {\n\
+                   \x20   with_global();\n\
+                   \x20   uncached(o);\n\
+                   }\n";
+        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
+        assert_eq!(lines, [11], "{:?}", findings(src, false));
     }
 
     #[test]

@@ -977,13 +977,7 @@ impl Walker<'_> {
                         self.walk_block(d);
                     }
                     let ty = match declared {
-                        Some(declared) => {
-                            if declared.is_unknown() {
-                                init_ty
-                            } else {
-                                declared
-                            }
-                        }
+                        Some(declared) => fill_holes(declared, init_ty),
                         None => init_ty,
                     };
                     self.bind_pat(pat, ty);
@@ -1100,7 +1094,18 @@ impl Walker<'_> {
                 Ty::Adt(TyCon::External(p), args) if p == crate::ty::POINTER => {
                     args.into_iter().next().unwrap_or(Ty::Unknown)
                 }
-                t => self.deref_once(&t).unwrap_or(Ty::Unknown),
+                t => match self.deref_once(&t) {
+                    Some(target) => target,
+                    // `(*rw_mode).into()` on a binding that match ergonomics made a reference,
+                    // which the model does not keep: a type of the graph without a `Deref` impl,
+                    // or a primitive, can only have been behind one.
+                    None if matches!(&t, Ty::Adt(TyCon::Local(_), _))
+                        || t.external_path().is_some_and(crate::ty::is_builtin) =>
+                    {
+                        t
+                    }
+                    None => Ty::Unknown,
+                },
             },
             IrExpr::Try(inner) => {
                 self.expected = expected.and_then(|x| x.payload_of());
@@ -1267,18 +1272,23 @@ impl Walker<'_> {
             // The written type, with the holes of a turbofish (`collect::<Vec<_>>()`, lowered as
             // a cast) filled from the call's own type.
             IrExpr::Cast(inner, t) => {
-                let inner_ty = self.walk(inner);
-                match (self.resolve_ty(t), inner_ty) {
-                    (Ty::Adt(con, args), Ty::Adt(known, known_args)) if con == known => Ty::Adt(
-                        con,
-                        args.into_iter()
-                            .zip(known_args.into_iter().chain(std::iter::repeat(Ty::Unknown)))
-                            .map(|(a, k)| if a.is_unknown() { k } else { a })
-                            .collect(),
-                    ),
-                    (Ty::Unknown, inner_ty) => inner_ty,
-                    (written, _) => written,
+                let written = self.resolve_ty(t);
+                // `.collect::<Vec<_>>()` (a turbofish, lowered as a cast): the written
+                // collection is what `collect` is expected to build. A real `as` cast converts,
+                // so says nothing of its operand's type.
+                if matches!(&**inner, IrExpr::MethodCall { method, .. } if method == "collect") {
+                    self.expected = Expected::is(written.clone());
                 }
+                let inner_ty = self.walk(inner);
+                // `.cast::<T>()` types a raw pointer's cast; another type's `cast` method keeps
+                // what its signature says (`NonNull::cast` is std's, typed as a pointer too).
+                let other_cast = matches!(&**inner, IrExpr::MethodCall { method, .. } if method == "cast")
+                    && !inner_ty.is_unknown()
+                    && inner_ty.external_path() != Some(crate::ty::POINTER);
+                if other_cast {
+                    return inner_ty;
+                }
+                fill_holes(written, inner_ty)
             }
             IrExpr::Str(_) | IrExpr::SocketAddrStr => Ty::Ref(Box::new(Ty::Str)),
             IrExpr::Lit(ty) => Ty::external(
@@ -2620,6 +2630,15 @@ impl Walker<'_> {
             if is_unwrap_method(method) && !crate::ty::is_option_or_result(p) {
                 return recv_peeled;
             }
+            // The same model: `dir.read_dir().ok()` is an `Option<ReadDir>` (no std type but
+            // `Result` has an `ok` method).
+            if method == "ok"
+                && args.is_empty()
+                && p.starts_with("std::")
+                && !crate::ty::is_option_or_result(p)
+            {
+                return Ty::external("std::option::Option", vec![recv_peeled]);
+            }
             if plumbing {
                 return if is_unwrap_method(method) {
                     recv_peeled.unwrap_result_like()
@@ -2631,7 +2650,8 @@ impl Walker<'_> {
         // `x.into()` on a type of the graph: std's blanket `impl<T, U: From<T>> Into<U> for T`
         // calls `U::from(x)`, one of the graph's `From` impls taking x's type.
         if method == "into" && args.is_empty() {
-            if let Some((targets, ret)) = self.conversion_via_from(&recv_peeled) {
+            if let Some((targets, ret)) = self.conversion_via_from(&recv_peeled, expected.as_ref())
+            {
                 self.push_call(pos, targets, closures, params);
                 self.set_args_from(args_start);
                 return ret;
@@ -2688,8 +2708,20 @@ impl Walker<'_> {
         if ret.is_unknown() && method == "to_string" && args.is_empty() {
             return Ty::external("std::string::String", Vec::new());
         }
+        if ret.is_unknown() && method == "collect" && args.is_empty() {
+            if let Some(Expected::Is(into)) = &expected {
+                if let Some(t) = collected(&recv_peeled, into) {
+                    return t;
+                }
+            }
+        }
+        // At the level the method was found: `guard.as_ref()` on a `MutexGuard<Option<T>>` is
+        // `Option::as_ref`, an `Option<&T>` (the references are the model's usual loss).
         if ret.is_unknown() && is_identity_method(method) {
-            return recv_peeled;
+            return match level.peel_refs() {
+                Ty::Unknown => recv_peeled,
+                found => found.clone(),
+            };
         }
         // `extract(f).map_err(..)?`, `opt.ok_or(e)?`: the payload `?` and `unwrap` yield is
         // unchanged (mas' `AppConfig::extract(figment).map_err(anyhow::Error::from_boxed)?`).
@@ -2710,6 +2742,7 @@ impl Walker<'_> {
     fn method_lookup(&self, recv: &Ty, method: &str) -> (Vec<Target>, Ty) {
         let mut t = recv.clone();
         let mut first_external: Option<(String, Ty)> = None;
+        let mut guard_fallback: Option<(String, Ty)> = None;
         for _ in 0..MAX_AUTODEREF {
             let peeled = t.peel_refs().clone();
             match &peeled {
@@ -2768,7 +2801,13 @@ impl Walker<'_> {
                     if !ext.is_empty() {
                         return (ext, peeled);
                     }
-                    if first_external.is_none() {
+                    // A guard's method is its target's (`has_no_methods`); its own name only
+                    // when the target is unknown.
+                    if crate::ty::has_no_methods(p) {
+                        if guard_fallback.is_none() {
+                            guard_fallback = Some((cand, peeled.clone()));
+                        }
+                    } else if first_external.is_none() {
                         first_external = Some((cand, peeled.clone()));
                     }
                 }
@@ -2807,7 +2846,7 @@ impl Walker<'_> {
                 None => break,
             }
         }
-        match first_external {
+        match first_external.or(guard_fallback) {
             Some((c, level)) => (vec![Target::External(c, Confidence::High)], level),
             None => (Vec::new(), recv.clone()),
         }
@@ -3428,7 +3467,11 @@ impl Walker<'_> {
     /// context wants is not inferred). `None` when no such impl exists or `src` is not a type of
     /// the graph: a std type's `into` stays std's (dispatching `String::into` to every
     /// `From<String>` of a large app would make each a path of every string conversion).
-    fn conversion_via_from(&self, src: &Ty) -> Option<(Vec<Target>, Ty)> {
+    fn conversion_via_from(
+        &self,
+        src: &Ty,
+        expected: Option<&Expected>,
+    ) -> Option<(Vec<Target>, Ty)> {
         let src = src.peel_refs();
         let Ty::Adt(TyCon::Local(tid), _) = src else {
             return None;
@@ -3454,15 +3497,26 @@ impl Walker<'_> {
         if fns.is_empty() {
             return None;
         }
+        // `let label: Label = mode.into()`: the impl for the type the context expects, when the
+        // graph has one (else the conversion may be to a wrapper the expectation does not name,
+        // and every candidate is kept).
+        let mut confidence = Confidence::Medium;
+        if let Some(Expected::Is(want)) = expected {
+            let fits: Vec<bool> = targets_of.iter().map(|t| may_be_same(t, want)).collect();
+            if fits.iter().any(|f| *f) && fits.iter().any(|f| !*f) {
+                let mut keep = fits.iter();
+                fns.retain(|_| *keep.next().expect("one flag per fn"));
+                let mut keep = fits.iter();
+                targets_of.retain(|_| *keep.next().expect("one flag per target"));
+                confidence = Confidence::High;
+            }
+        }
         let ret = match targets_of.as_slice() {
             // An impl's own parameters (`impl<T> From<Src> for Wrapper<T>`) are not bound here.
             [one] if !crate::infer::has_param(one) => one.clone(),
             _ => Ty::Unknown,
         };
-        let targets = fns
-            .into_iter()
-            .map(|f| Target::Fn(f, Confidence::Medium))
-            .collect();
+        let targets = fns.into_iter().map(|f| Target::Fn(f, confidence)).collect();
         Some((targets, ret))
     }
 
@@ -3639,7 +3693,37 @@ impl Walker<'_> {
                 _ => {}
             }
         }
-        Ty::Unknown
+        self.assoc_const_type(p).unwrap_or(Ty::Unknown)
+    }
+
+    /// The type of an associated constant of a type of the graph: `StateID::MAX`, `Self::ZERO`
+    /// (aho-corasick's and regex-automata's id types), from an inherent impl or, failing that,
+    /// a trait impl of the type.
+    fn assoc_const_type(&self, p: &IrPath) -> Option<Ty> {
+        let (last, rest) = p.segments.split_last()?;
+        if rest.is_empty() {
+            return None;
+        }
+        let owner = IrPath {
+            segments: rest.into(),
+            ..p.clone()
+        };
+        let this = self.resolve_ty(&IrType::Path(owner));
+        let Ty::Adt(TyCon::Local(tid), _) = &this else {
+            return None;
+        };
+        let def = &self.index.types[*tid];
+        def.inherent_impls
+            .iter()
+            .chain(&def.trait_impls)
+            .find_map(|&iid| {
+                let imp = &self.index.impls[iid];
+                let (_, t) = imp.assoc_consts.iter().find(|(n, _)| *n == *last.name)?;
+                Some(
+                    self.index
+                        .resolve_type(imp.module, t, &imp.generics, Some(&this)),
+                )
+            })
     }
 
     /// The field types of the tuple variant (`S::Server`) or tuple struct (`Wrapper`) a pattern
@@ -3977,6 +4061,13 @@ fn mapped_result(recv: &Ty, method: &str, ret: &Ty) -> Option<Ty> {
     let result = p == "std::result::Result" || p.ends_with("::Result");
     let ret_path = ret.external_path();
     let ret_wraps = ret_path.is_some_and(crate::ty::is_option_or_result);
+    if is_local_key(p) {
+        return match method {
+            "with" | "with_borrow" | "with_borrow_mut" => Some(ret.clone()),
+            "try_with" => Some(Ty::external("std::result::Result", vec![ret.clone()])),
+            _ => None,
+        };
+    }
     match method {
         "map" if option => Some(Ty::external(p.as_str(), vec![ret.clone()])),
         "map" if result => {
@@ -4059,6 +4150,15 @@ fn adapter_item(recv: &Ty, method: &str) -> Option<Ty> {
         return None;
     };
     let item = args.first()?.clone();
+    if is_local_key(p) {
+        // `KEY.with(|v: &T| ..)`; `with_borrow(|v: &U| ..)` on a `LocalKey<RefCell<U>>`.
+        let value = match method {
+            "with" | "try_with" => item,
+            "with_borrow" | "with_borrow_mut" => item.type_args().first()?.clone(),
+            _ => return None,
+        };
+        return Some(Ty::Ref(Box::new(value)));
+    }
     let is_option_like = crate::ty::is_option_or_result(p);
     let option_adapter = matches!(
         method,
@@ -4200,8 +4300,96 @@ fn element_type(t: &Ty) -> Ty {
         {
             args.first().cloned().unwrap_or(Ty::Unknown)
         }
+        // A map iterates over its (key, value) pairs; by reference they are `(&K, &V)`, which
+        // resolves the same methods (auto-deref), so one shape serves both.
+        Ty::Adt(TyCon::External(p), args) if is_std_map(p) && args.len() == 2 => {
+            Ty::Tuple(args.clone())
+        }
         _ => Ty::Unknown,
     }
+}
+
+/// std's `thread::LocalKey`, the type of a `thread_local!` static.
+fn is_local_key(path: &str) -> bool {
+    path.starts_with("std::") && path.ends_with("::LocalKey")
+}
+
+/// A written type (a `let` annotation, a turbofish) with its holes (`Vec<_>`) filled from the
+/// type of the value it describes, where both have the same constructor (at any depth:
+/// `Result<Vec<_>, E>`); the value's type when nothing is written.
+fn fill_holes(written: Ty, value: Ty) -> Ty {
+    match (written, value) {
+        (Ty::Adt(con, args), Ty::Adt(known, known_args)) if con == known => Ty::Adt(
+            con,
+            args.into_iter()
+                .zip(known_args.into_iter().chain(std::iter::repeat(Ty::Unknown)))
+                .map(|(a, k)| fill_holes(a, k))
+                .collect(),
+        ),
+        (Ty::Unknown, value) => value,
+        (written, _) => written,
+    }
+}
+
+/// What `iter.collect()` builds when the context names the collection with holes
+/// (`let v: Vec<_> = map.iter().collect()`, `.collect::<Vec<_>>()`): the collection of the
+/// iterator's items, a map of its `(key, value)` pairs, or a `Result`/`Option` of either from
+/// items that are `Result`s/`Option`s. `None` when the iterator's item or the target is unknown.
+fn collected(iter: &Ty, into: &Ty) -> Option<Ty> {
+    if iter.external_path() != Some("std::slice::Iter") {
+        return None;
+    }
+    let item = iter.type_args().first()?;
+    collect_into(item, into)
+}
+
+fn collect_into(item: &Ty, into: &Ty) -> Option<Ty> {
+    let Ty::Adt(TyCon::External(p), args) = into else {
+        return None;
+    };
+    if crate::ty::is_option_or_result(p) {
+        // `Result<Vec<_>, E>` from items of `Result<T, E>`: a collection of the payloads.
+        let inner = collect_into(&item.clone().unwrap_result_like(), args.first()?)?;
+        let mut filled = args.clone();
+        filled[0] = inner;
+        return Some(Ty::Adt(TyCon::External(p.clone()), filled));
+    }
+    let fill = |have: &[Ty], from: Vec<Ty>| -> Vec<Ty> {
+        from.into_iter()
+            .enumerate()
+            .map(|(i, f)| match have.get(i) {
+                Some(h) if !h.is_unknown() => h.clone(),
+                _ => f,
+            })
+            .collect()
+    };
+    let elem = item.peel_refs();
+    if is_std_map(p) {
+        let Ty::Tuple(kv) = elem else {
+            return None;
+        };
+        return (kv.len() == 2)
+            .then(|| Ty::Adt(TyCon::External(p.clone()), fill(args, kv.clone())));
+    }
+    let sequence = [
+        "std::vec::Vec",
+        "std::collections::VecDeque",
+        "std::collections::HashSet",
+        "std::collections::BTreeSet",
+        "std::collections::BinaryHeap",
+    ];
+    if !sequence.contains(&p.as_str()) || item.is_unknown() {
+        return None;
+    }
+    Some(Ty::Adt(
+        TyCon::External(p.clone()),
+        fill(args, vec![item.clone()]),
+    ))
+}
+
+/// `std::collections::{HashMap, BTreeMap}` under any of their std paths.
+fn is_std_map(path: &str) -> bool {
+    path.starts_with("std::") && (path.ends_with("::HashMap") || path.ends_with("::BTreeMap"))
 }
 
 /// The std trait among `bounds` whose method a call `x.method()` on a `T: bounds` is: the

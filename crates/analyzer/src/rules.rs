@@ -230,6 +230,8 @@ struct RawRuntime {
     opaque_macros: Vec<String>,
     #[serde(default)]
     init: Vec<String>,
+    #[serde(default)]
+    cold: Vec<String>,
 }
 
 /// A matched API: which rule, which entry.
@@ -276,6 +278,9 @@ pub struct RuleDb {
     pub disabled: std::collections::BTreeSet<String>,
     /// One-time initialisers (`rules/runtime.toml`: `init`): what they run is kind `init`.
     pub init: Vec<String>,
+    /// Functions of dependencies that run only on a rare path their own code guards
+    /// (`rules/runtime.toml`: `cold`): what a call of one reaches is kind `init`.
+    pub cold: Vec<String>,
     /// Report kind-`init` findings (config `[report] init = true`); off by default.
     pub report_init: bool,
     /// Keep async fns nothing calls as roots (config `[report] uncalled = true`); off by
@@ -333,6 +338,7 @@ impl RuleDb {
             ffi_severity: BTreeMap::new(),
             disabled: Default::default(),
             init: runtime.init,
+            cold: runtime.cold,
             report_init: false,
             report_uncalled: false,
             ffi_libraries: BTreeMap::new(),

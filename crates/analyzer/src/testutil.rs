@@ -171,6 +171,17 @@ pub fn scratch_workspace(
 /// A member crate `app` whose `src/lib.rs` is `app` depending on a registry crate `dep_name`
 /// whose `src/lib.rs` is `dep`, which reports no roots: a dependency as a real run meets it.
 pub fn analyze_app_with_dependency(name: &str, app: &str, dep_name: &str, dep: &str) -> Report {
+    analyze_app_with_dependency_with(name, app, dep_name, dep, &crate::config::Config::default())
+}
+
+/// [`analyze_app_with_dependency`] under a configuration.
+pub fn analyze_app_with_dependency_with(
+    name: &str,
+    app: &str,
+    dep_name: &str,
+    dep: &str,
+    config: &crate::config::Config,
+) -> Report {
     let (mut ws, scratch) = scratch_workspace(name, app, SourceKind::Workspace, false);
     ws.packages[0].name = "app".into();
     ws.packages[0].is_member = true;
@@ -194,14 +205,18 @@ pub fn analyze_app_with_dependency(name: &str, app: &str, dep_name: &str, dep: &
     ws.units[0]
         .deps
         .insert(dep_name.into(), crate::discover::DepTarget::Unit(1));
-    analyze_workspace_of(&ws)
+    analyze_workspace_with(&ws, config)
 }
 
 pub fn analyze_workspace_of(ws: &Workspace) -> Report {
+    analyze_workspace_with(ws, &crate::config::Config::default())
+}
+
+fn analyze_workspace_with(ws: &Workspace, config: &crate::config::Config) -> Report {
     crate::analyze_workspace(
         ws,
         &RuleDb::builtin(),
-        &crate::config::Config::default(),
+        config,
         &crate::progress::Silent,
         Instant::now(),
         BTreeMap::new(),

@@ -195,6 +195,26 @@ const DEREF_TO_ARG: &[&str] = &[
     "std::cell::LazyCell",
 ];
 
+/// Guards and lazy cells among [`DEREF_TO_ARG`] that have no methods of their own, only
+/// associated functions (`Ref::map(r, f)`, `LazyLock::force(&l)`), so that every method call on
+/// them is one of their target's: `cell.borrow().as_ref()` is `Option::as_ref` on a
+/// `RefCell<Option<T>>`, not a method of `Ref`.
+const DEREF_ONLY: &[&str] = &[
+    "std::sync::MutexGuard",
+    "std::sync::RwLockReadGuard",
+    "std::sync::RwLockWriteGuard",
+    "std::cell::Ref",
+    "std::cell::RefMut",
+    "std::mem::ManuallyDrop",
+    "std::sync::LazyLock",
+    "std::cell::LazyCell",
+];
+
+/// Whether a method call on std type `path` always reaches its deref target ([`DEREF_ONLY`]).
+pub fn has_no_methods(path: &str) -> bool {
+    DEREF_ONLY.contains(&path)
+}
+
 const DEREF_TO_TYPE: &[(&str, &str)] = &[
     ("std::string::String", "str"),
     ("std::path::PathBuf", "std::path::Path"),
