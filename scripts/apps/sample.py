@@ -151,6 +151,10 @@ def main() -> int:
     ap.add_argument("--rules", help="comma-separated rule ids or names to sample from (default: all)")
     ap.add_argument("--min-confidence", choices=list(CONF), default="low")
     ap.add_argument("--only", action="append", default=[], help="app name (repeatable)")
+    ap.add_argument("--new-since", type=Path,
+                    help="directory of an earlier build's reports: draw only findings whose "
+                         "fingerprint is not in that build's report of the same app (what a "
+                         "change adds)")
     ap.add_argument("--output", type=Path, default=HERE / "review.toml")
     ap.add_argument("--keep-reviewed", action="store_true",
                     help="keep reviewed entries of the existing output that are no longer drawn")
@@ -194,6 +198,10 @@ def main() -> int:
         pop = [f for f in rep.get("findings", [])
                if (rules is None or f.get("rule") in rules or f.get("name") in rules)
                and CONF.get(f.get("confidence", "low"), 0) >= CONF[args.min_confidence]]
+        if args.new_since:
+            with open(args.new_since / f"{app['name']}.json", "rb") as fh:
+                before = {f.get("fingerprint") for f in json.load(fh).get("findings", [])}
+            pop = [f for f in pop if f.get("fingerprint") not in before]
         afns = run.async_contexts(rep.get("findings", []))
         taken = draw(pop, app["name"], args.seed, args.per_app, args.dedup, afns)
         counts.append((app["name"], len(pop), len(taken), rep.get("schema")))
@@ -223,7 +231,8 @@ def main() -> int:
         f"--per-app {args.per_app} --dedup {args.dedup}"
         + (f" --carry {' '.join(str(c) for c in args.carry)}" if args.carry else "")
         + (f" --rules {args.rules}" if args.rules else "")
-        + (f" --min-confidence {args.min_confidence}" if args.min_confidence != "low" else ""),
+        + (f" --min-confidence {args.min_confidence}" if args.min_confidence != "low" else "")
+        + (f" --new-since {args.new_since}" if args.new_since else ""),
         "# Population and sample per app:",
         *[f"#   {n}: {t} drawn of {p} findings ({s})" for n, p, t, s in counts],
         "",

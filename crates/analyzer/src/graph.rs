@@ -853,9 +853,18 @@ fn leaves(index: &Index, rules: &RuleDb, member_unit: &[bool]) -> Leaves {
     let mut system_ffi = BTreeSet::new();
     if let Some(ffi) = rules.ffi_rule() {
         let fast = resolve_all_paths(index, &rules.fast_ffi);
+        let fast_symbols: BTreeSet<&str> = rules
+            .fast_ffi
+            .iter()
+            .filter_map(|p| p.strip_prefix("libc::"))
+            .collect();
         for (f, def) in index.fns.iter().enumerate() {
             let library = &index.units[def.unit].crate_name;
-            if !def.foreign || rules.trusted_ffi.contains(library) || fast.contains(&f) || exempt(f)
+            if !def.foreign
+                || rules.trusted_ffi.contains(library)
+                || fast.contains(&f)
+                || fast_symbols.contains(def.ir.name.as_str())
+                || exempt(f)
             {
                 continue;
             }
@@ -1734,6 +1743,23 @@ mod where_tests {
             got.contains(&(3, "NB0101".into(), "worker".into())),
             "{got:?}"
         );
+    }
+
+    /// pyroscope declares libc's `setitimer` in its own `extern` block: the symbol is libc's
+    /// (one C namespace), listed in `fast_ffi`, so no finding; a symbol not listed still is one.
+    #[test]
+    fn a_crates_own_declaration_of_a_fast_libc_symbol_is_not_reported() {
+        let src = "extern \"C\" {\n\
+                   fn setitimer(which: i32, new: *mut u8, old: *mut u8) -> i32;\n\
+                   fn verify(p: *const u8) -> i32;\n\
+                   }\n\
+                   async fn a() {\n\
+                   unsafe { setitimer(2, std::ptr::null_mut(), std::ptr::null_mut()) };\n\
+                   unsafe { verify(std::ptr::null()) };\n\
+                   }\n";
+        let r = analyze_files(&[("src/lib.rs", src)]);
+        let lines: Vec<u32> = r.findings.iter().map(|f| f.path[0].line).collect();
+        assert_eq!(lines, [7], "{:?}", r.findings);
     }
 
     #[test]

@@ -6,7 +6,8 @@
 //! `format!`, `vec!`, `assert!`, `tokio::select!` and `join!` are seen.
 
 use proc_macro2::{Delimiter, Spacing, Span, TokenStream, TokenTree};
-use syn::parse::Parser;
+use syn::parse::discouraged::Speculative;
+use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Token, Visibility};
@@ -1606,20 +1607,34 @@ impl<'a> Lowerer<'a> {
         if tokens.is_empty() {
             return ThinVec::new();
         }
-        if let Ok(list) =
-            Punctuated::<syn::Expr, Token![,]>::parse_terminated.parse2(tokens.clone())
-        {
-            // An expansion's `#[cfg(feature = "..")] { .. }` (regex-automata's `log!` and
-            // `instrument!`) parses as one expression carrying the attribute.
-            let enabled: Vec<&syn::Expr> = list.iter().filter(|e| self.expr_enabled(e)).collect();
-            return enabled.into_iter().map(|e| self.lower_expr(e)).collect();
-        }
-        if let Ok(stmts) = syn::Block::parse_within.parse2(tokens.clone()) {
-            let block = syn::Block {
-                brace_token: Default::default(),
-                stmts,
-            };
-            return thin_vec![IrExpr::Block(self.lower_block(&block))];
+        // Expressions separated by commas, else statements: both tried on one token buffer
+        // (a fork), which syn builds by walking every token (a tenth of a cold run's samples were
+        // `TokenBuffer::new2`, a buffer per attempt).
+        let parsed = (|input: ParseStream| -> syn::Result<Lenient> {
+            let fork = input.fork();
+            if let Ok(list) = Punctuated::<syn::Expr, Token![,]>::parse_terminated(&fork) {
+                input.advance_to(&fork);
+                return Ok(Lenient::Exprs(list));
+            }
+            syn::Block::parse_within(input).map(Lenient::Stmts)
+        })
+        .parse2(tokens.clone());
+        match parsed {
+            Ok(Lenient::Exprs(list)) => {
+                // An expansion's `#[cfg(feature = "..")] { .. }` (regex-automata's `log!` and
+                // `instrument!`) parses as one expression carrying the attribute.
+                let enabled: Vec<&syn::Expr> =
+                    list.iter().filter(|e| self.expr_enabled(e)).collect();
+                return enabled.into_iter().map(|e| self.lower_expr(e)).collect();
+            }
+            Ok(Lenient::Stmts(stmts)) => {
+                let block = syn::Block {
+                    brace_token: Default::default(),
+                    stmts,
+                };
+                return thin_vec![IrExpr::Block(self.lower_block(&block))];
+            }
+            Err(_) => {}
         }
         let mut out = ThinVec::new();
         for chunk in split_top_level(tokens) {
@@ -1635,6 +1650,12 @@ impl<'a> Lowerer<'a> {
         }
         out
     }
+}
+
+/// What [`Lowerer::lenient_exprs`] parsed tokens as.
+enum Lenient {
+    Exprs(Punctuated<syn::Expr, Token![,]>),
+    Stmts(Vec<syn::Stmt>),
 }
 
 /// Lowers the direct sub-expressions of an expression kind we do not model.
