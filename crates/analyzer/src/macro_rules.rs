@@ -213,8 +213,12 @@ impl MacroRules {
         if size > MAX_INPUT_TOKENS || self.spent.get() > MAX_MATCH_WORK {
             return None;
         }
+        let head: Vec<TokenTree> = input.clone().into_iter().take(HEAD_TOKENS).collect();
         for arm in &self.arms {
             self.spent.set(self.spent.get() + size.max(1));
+            if cannot_start(&arm.matcher, &head) {
+                continue;
+            }
             let mut bindings = Bindings::new();
             let matched = (|stream: ParseStream| match_all(&arm.matcher, stream, &mut bindings))
                 .parse2(input.clone());
@@ -511,6 +515,41 @@ fn fragment_names(matchers: &[Matcher], out: &mut Vec<String>) {
     }
 }
 
+/// How many of an invocation's leading tokens [`cannot_start`] compares.
+const HEAD_TOKENS: usize = 4;
+
+/// Whether an arm's matcher fails on its leading literal tokens and groups against the
+/// invocation's first tokens (`head`), so the arm need not be tried: a tt-muncher's arms mostly
+/// start with their own `@tag`, and trying one builds a syn token buffer over the whole input.
+/// Decided here only what [`match_seq`] tests first, in order: a literal token or a group the
+/// input's token cannot be, a missing token, an empty matcher against a non-empty input. A
+/// fragment or repetition ends the comparison, and so does a `None`-delimited token (a
+/// forwarded fragment), left to the full match.
+fn cannot_start(matchers: &[Matcher], head: &[TokenTree]) -> bool {
+    let forwarded = |t: Option<&TokenTree>| matches!(t, Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::None);
+    if matchers.is_empty() {
+        return !head.is_empty() && !forwarded(head.first());
+    }
+    for (i, m) in matchers.iter().enumerate().take(HEAD_TOKENS) {
+        let found = head.get(i);
+        if forwarded(found) {
+            return false;
+        }
+        let fails = match (m, found) {
+            (Matcher::Token(_) | Matcher::Group(..), None) => true,
+            (Matcher::Token(expected), Some(found)) => !same_token(expected, found),
+            (Matcher::Group(delim, _), Some(found)) => {
+                !matches!(found, TokenTree::Group(g) if g.delimiter() == *delim)
+            }
+            _ => return false,
+        };
+        if fails {
+            return true;
+        }
+    }
+    false
+}
+
 fn same_token(a: &TokenTree, b: &TokenTree) -> bool {
     match (a, b) {
         (TokenTree::Ident(x), TokenTree::Ident(y)) => x == y,
@@ -624,6 +663,51 @@ mod tests {
     /// Token text without whitespace: `Display` spacing depends on each punct's spacing.
     fn sq(s: &str) -> String {
         s.split_whitespace().collect()
+    }
+
+    /// The leading-token test that spares building a token buffer for an arm decides only what
+    /// the full match would: a differing literal token or group (`@inner` against `@other`), an
+    /// empty matcher against input; never past a fragment, a repetition or a forwarded
+    /// (`None`-delimited) fragment.
+    #[test]
+    fn arms_that_cannot_start_on_the_first_token_are_skipped() {
+        let arms = |rules: &str| MacroRules::parse(rules.parse().unwrap()).unwrap().arms;
+        let head = |input: &str| -> Vec<TokenTree> {
+            input
+                .parse::<TokenStream>()
+                .unwrap()
+                .into_iter()
+                .take(HEAD_TOKENS)
+                .collect()
+        };
+        let a = arms("(@inner $x:expr) => {}; ([$($x:tt)*]) => {}; ($x:ident) => {}; () => {}; ($($x:tt)*) => {}");
+        let skipped = |input: &str| -> Vec<bool> {
+            a.iter()
+                .map(|arm| cannot_start(&arm.matcher, &head(input)))
+                .collect()
+        };
+        assert_eq!(skipped("@inner 1"), [false, true, false, true, false]);
+        assert_eq!(skipped("@other 1"), [true, true, false, true, false]);
+        assert_eq!(skipped("[a b]"), [true, false, false, true, false]);
+        assert_eq!(skipped("(a b)"), [true, true, false, true, false]);
+        assert_eq!(skipped(""), [true, true, false, false, false]);
+        let forwarded = TokenStream::from(TokenTree::Group(Group::new(
+            Delimiter::None,
+            "@inner".parse().unwrap(),
+        )));
+        let none_first: Vec<TokenTree> = forwarded.into_iter().collect();
+        assert!(a.iter().all(|arm| !cannot_start(&arm.matcher, &none_first)));
+        // A repetition decides nothing: it may match no token.
+        let rep = arms("($(,)* @tag) => {}");
+        assert!(!cannot_start(&rep[0].matcher, &head("x")));
+        // Skipping changes no expansion.
+        assert_eq!(
+            expand(
+                "(@inner $x:expr) => { f($x) }; (@go $x:expr) => { g($x) }; ($x:expr) => { h($x) }",
+                "@go 1"
+            ),
+            Some("g(1)".to_string())
+        );
     }
 
     #[test]
