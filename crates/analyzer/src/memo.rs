@@ -442,6 +442,13 @@ mod tests {
     use crate::testutil::analyze_files_with;
 
     /// `(line, api, kind)` of every finding of a one-file crate, with `[report] init` on/off.
+    /// The lines of the findings with `init` off are exactly `expected`.
+    fn assert_finding_lines(src: &str, expected: &[u32]) {
+        let all = findings(src, false);
+        let lines: Vec<u32> = all.iter().map(|f| f.0).collect();
+        assert_eq!(lines, expected, "{all:?}");
+    }
+
     fn findings(src: &str, report_init: bool) -> Vec<(u32, String, String)> {
         let config = crate::config::Config {
             report_init,
@@ -508,8 +515,7 @@ mod tests {
                    \x20   offset();\n\
                    \x20   uncached(o);\n\
                    }\n";
-        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
-        assert_eq!(lines, [13], "{:?}", findings(src, false));
+        assert_finding_lines(src, &[13]);
     }
 
     /// num_cpus' `cgroups_num_cpus`: a static declared inside the fn, its `Once::call_once`
@@ -527,8 +533,7 @@ mod tests {
                    \x20   cgroups_num_cpus();\n\
                    \x20   init_cgroups();\n\
                    }\n";
-        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
-        assert_eq!(lines, [10], "{:?}", findings(src, false));
+        assert_finding_lines(src, &[10]);
     }
 
     /// backtrace's `Cache::with_global`: a `static mut` `Option` declared in the fn, filled in
@@ -547,8 +552,7 @@ mod tests {
                    \x20   with_global();\n\
                    \x20   uncached(o);\n\
                    }\n";
-        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
-        assert_eq!(lines, [11], "{:?}", findings(src, false));
+        assert_finding_lines(src, &[11]);
     }
 
     #[test]
@@ -628,8 +632,7 @@ mod tests {
                    \x20   no_return(\"d\");\n\
                    \x20   local(\"e\");\n\
                    }\n";
-        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
-        assert_eq!(lines, [41, 42, 43], "{:?}", findings(src, false));
+        assert_finding_lines(src, &[41, 42, 43]);
         let with_init = findings(src, true);
         assert!(
             with_init.contains(&(
@@ -677,8 +680,7 @@ mod tests {
                    \x20   l.first();\n\
                    \x20   rebuild(l, o);\n\
                    }\n";
-        let lines: Vec<u32> = findings(src, false).into_iter().map(|f| f.0).collect();
-        assert_eq!(lines, [23, 25], "{:?}", findings(src, false));
+        assert_finding_lines(src, &[23, 25]);
         let with_init = findings(src, true);
         assert!(
             with_init.contains(&(

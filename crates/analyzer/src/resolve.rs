@@ -3476,8 +3476,8 @@ impl Walker<'_> {
         let Ty::Adt(TyCon::Local(tid), _) = src else {
             return None;
         };
-        let mut fns = Vec::new();
-        let mut targets_of = Vec::new();
+        // (the impl's `from`, the type it converts into)
+        let mut candidates: Vec<(FnId, Ty)> = Vec::new();
         for &iid in self.index.from_impls_named(&self.index.types[*tid].name) {
             let imp = &self.index.impls[iid];
             let Some(written) = imp.written_trait_args().first() else {
@@ -3490,11 +3490,10 @@ impl Walker<'_> {
                 continue;
             }
             if let Some(&f) = imp.fns.get("from") {
-                fns.push(f);
-                targets_of.push(imp.self_ty.clone());
+                candidates.push((f, imp.self_ty.clone()));
             }
         }
-        if fns.is_empty() {
+        if candidates.is_empty() {
             return None;
         }
         // `let label: Label = mode.into()`: the impl for the type the context expects, when the
@@ -3502,21 +3501,24 @@ impl Walker<'_> {
         // and every candidate is kept).
         let mut confidence = Confidence::Medium;
         if let Some(Expected::Is(want)) = expected {
-            let fits: Vec<bool> = targets_of.iter().map(|t| may_be_same(t, want)).collect();
-            if fits.iter().any(|f| *f) && fits.iter().any(|f| !*f) {
-                let mut keep = fits.iter();
-                fns.retain(|_| *keep.next().expect("one flag per fn"));
-                let mut keep = fits.iter();
-                targets_of.retain(|_| *keep.next().expect("one flag per target"));
+            let (fit, other): (Vec<_>, Vec<_>) = candidates
+                .iter()
+                .cloned()
+                .partition(|(_, t)| may_be_same(t, want));
+            if !fit.is_empty() && !other.is_empty() {
+                candidates = fit;
                 confidence = Confidence::High;
             }
         }
-        let ret = match targets_of.as_slice() {
+        let ret = match candidates.as_slice() {
             // An impl's own parameters (`impl<T> From<Src> for Wrapper<T>`) are not bound here.
-            [one] if !crate::infer::has_param(one) => one.clone(),
+            [(_, one)] if !crate::infer::has_param(one) => one.clone(),
             _ => Ty::Unknown,
         };
-        let targets = fns.into_iter().map(|f| Target::Fn(f, confidence)).collect();
+        let targets = candidates
+            .into_iter()
+            .map(|(f, _)| Target::Fn(f, confidence))
+            .collect();
         Some((targets, ret))
     }
 
