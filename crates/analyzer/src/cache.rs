@@ -483,6 +483,12 @@ mod tests {
             base,
             "a dependency's exported macros changed"
         );
+        let opaque = crate::macro_rules::ExternMacros::new(Vec::new()).for_opaque_crate();
+        assert_ne!(
+            key(&ws, unit, &opaque.fingerprint),
+            base,
+            "an opaque crate's unit is lowered without its macros' arms"
+        );
         assert_eq!(key(&ws, unit, ""), base, "keys are stable");
     }
 

@@ -217,7 +217,12 @@ fn load_units(
                     discover::DepTarget::Opaque(_) => None,
                 })
                 .collect();
-            let externs = Arc::new(macro_rules::ExternMacros::new(deps));
+            let externs = macro_rules::ExternMacros::new(deps);
+            let externs = Arc::new(if opaque.contains(&ws.units[u].crate_name) {
+                externs.for_opaque_crate()
+            } else {
+                externs
+            });
             let load = guard::guard(|| {
                 guard::inject("parse", &ws.units[u].crate_name);
                 cache::load_unit(ws, u, externs.clone(), cache_stats)

@@ -131,6 +131,9 @@ pub struct Lowerer<'a> {
     /// `select!(@{ .. })`) would be lowered as code, so the enclosing dependency macro falls
     /// back to its invocation as written ([`Lowerer::lower_macro`]).
     dependency_expansion_failed: bool,
+    /// The `macro_rules!` definition whose arms are being walked ([`Lowerer::lower_item_macro`]):
+    /// its own invocations there are not expanded ([`Lowerer::expand`]).
+    arm_walk: Option<std::rc::Rc<MacroRules>>,
     /// Expansions left for the outermost invocation being expanded ([`MACRO_EXPANSIONS`]).
     expansions_left: usize,
     /// Invocation tokens the outermost invocation's expansions may still match
@@ -280,6 +283,7 @@ impl<'a> Lowerer<'a> {
             expansion_depth: 0,
             dependency_expansions: 0,
             dependency_expansion_failed: false,
+            arm_walk: None,
             expansions_left: MACRO_EXPANSIONS,
             expansion_tokens_left: MACRO_EXPANSION_TOKENS,
             writes: BTreeSet::new(),
@@ -797,10 +801,19 @@ impl<'a> Lowerer<'a> {
                         self.item_macros.wrappers.insert(ident.to_string(), attrs);
                     }
                 }
-                let arms = macro_rules_transcribers(m.mac.tokens.clone())
-                    .into_iter()
-                    .map(|t| self.lenient_exprs(substitute_metavars(t, self.crate_name)))
-                    .collect::<Vec<_>>();
+                // An opaque crate's arms are never walked: not lowered.
+                let arms = if self.item_macros.externs.opaque {
+                    Vec::new()
+                } else {
+                    let walked = self.item_macros.rules.get(&ident.to_string()).cloned();
+                    let outer = std::mem::replace(&mut self.arm_walk, walked);
+                    let arms = macro_rules_transcribers(m.mac.tokens.clone())
+                        .into_iter()
+                        .map(|t| self.lenient_exprs(substitute_metavars(t, self.crate_name)))
+                        .collect::<Vec<_>>();
+                    self.arm_walk = outer;
+                    arms
+                };
                 module.macros.push(IrMacro {
                     name: ident.to_string(),
                     exported,
@@ -1211,6 +1224,18 @@ impl<'a> Lowerer<'a> {
             }
             return None;
         };
+        // A tt-muncher's arms invoke the macro itself (tokio's `select!`: `$crate::select!(@{
+        // .. })`). In the walk of those arms, the invocation's tokens are placeholders that
+        // never reach the terminal arm: each expansion led to the next until the budget ran out
+        // (128 expansions per self-invocation, a third of the CPU of parsing tokio). The walk
+        // lowers every arm anyway, so the invocation is lowered as written.
+        if self
+            .arm_walk
+            .as_ref()
+            .is_some_and(|walked| std::rc::Rc::ptr_eq(walked, &rules))
+        {
+            return None;
+        }
         let expansion = self.expand_with(&rules, dependency, tokens, at);
         if expansion.is_none() && self.dependency_expansions > 0 {
             self.dependency_expansion_failed = true;
@@ -2562,6 +2587,61 @@ mod tests {
         let m = lower("cfg_if::cfg_if! { if #[cfg(windows)] { fn w() {} } else if #[cfg(unix)] { fn u() {} } else { fn o() {} } }");
         let names: Vec<_> = m.fns.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["u"]);
+    }
+
+    /// An opaque crate's (tracing's) macros are never expanded nor walked by the resolver: their
+    /// arms are not lowered; any other crate's are.
+    #[test]
+    fn an_opaque_crates_macro_arms_are_not_lowered() {
+        let src = "macro_rules! event { ($e:expr) => { std::fs::read($e) } }";
+        let lower_with = |externs: crate::macro_rules::ExternMacros| {
+            let cfg = CfgSet::parse_rustc_output("unix\n");
+            let file = syn::parse_file(src).unwrap();
+            let mut m = IrModule::default();
+            let mut macros = ItemMacros::with_externs(std::sync::Arc::new(externs));
+            Lowerer::new(&cfg, "demo", &mut macros).lower_items(file.items, &mut m);
+            m
+        };
+        let plain = lower_with(crate::macro_rules::ExternMacros::new(Vec::new()));
+        assert_eq!(plain.macros[0].arms.len(), 1);
+        let opaque =
+            lower_with(crate::macro_rules::ExternMacros::new(Vec::new()).for_opaque_crate());
+        assert_eq!(opaque.macros[0].name, "event");
+        assert!(opaque.macros[0].arms.is_empty());
+    }
+
+    /// A tt-muncher invokes itself from its arms; in the walk of those arms the invocation is
+    /// lowered as written, not expanded (its placeholders expanded arm after arm until the
+    /// budget ran out: tokio's `select!`, 128 expansions per self-invocation).
+    #[test]
+    fn a_macros_own_invocations_in_its_arm_walk_are_not_expanded() {
+        let m = lower(
+            "macro_rules! munch { (@step $($t:tt)*) => { munch!(@step $($t)* x) }; \
+             ($($t:tt)*) => { munch!(@step $($t)*) } }\n\
+             macro_rules! other { ($e:expr) => { std::fs::read($e) } }\n\
+             macro_rules! user { ($p:expr) => { other!($p); user!(@done) }; (@done) => {} }",
+        );
+        let mut macros: Vec<(String, bool)> = Vec::new();
+        for e in m.macros.iter().flat_map(|def| &def.arms).flatten() {
+            e.any(&mut |x| {
+                if let IrExpr::Macro { path, expanded, .. } = x {
+                    let name = path.segments.last().map(|s| s.name.to_string());
+                    macros.push((name.unwrap_or_default(), *expanded));
+                }
+                false
+            });
+        }
+        // munch's two arms and user's `user!(@done)`: as written; user's `other!(..)`: expanded.
+        let named = |n: &str, expanded: bool| (n.to_string(), expanded);
+        assert_eq!(
+            macros,
+            vec![
+                named("munch", false),
+                named("munch", false),
+                named("other", true),
+                named("user", false)
+            ]
+        );
     }
 
     #[test]

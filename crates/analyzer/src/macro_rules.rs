@@ -168,6 +168,8 @@ fn parse_stmt(input: ParseStream) -> syn::Result<TokenStream> {
 #[derive(Debug, Clone)]
 enum Binding {
     One(TokenStream),
+    /// A `tt` fragment: one token tree, without a stream of its own around it.
+    Tree(TokenTree),
     Seq(Rc<Vec<Binding>>),
 }
 
@@ -214,19 +216,36 @@ impl MacroRules {
             return None;
         }
         let head: Vec<TokenTree> = input.clone().into_iter().take(HEAD_TOKENS).collect();
-        for arm in &self.arms {
-            self.spent.set(self.spent.get() + size.max(1));
-            if cannot_start(&arm.matcher, &head) {
-                continue;
-            }
-            let mut bindings = Bindings::new();
-            let matched = (|stream: ParseStream| match_all(&arm.matcher, stream, &mut bindings))
-                .parse2(input.clone());
-            if matched.is_ok() {
-                return transcribe(arm.transcriber.clone(), &bindings, crate_name);
-            }
+        let work = size.max(1);
+        if self
+            .arms
+            .iter()
+            .all(|arm| cannot_start(&arm.matcher, &head))
+        {
+            self.spent.set(self.spent.get() + work * self.arms.len());
+            return None;
         }
-        None
+        // One token buffer for every arm tried: each arm matches a fork of the same stream
+        // (building a buffer over the invocation per arm was most of what matching built).
+        let mut matched: Option<(&Arm, Bindings)> = None;
+        let parsed = (|stream: ParseStream| {
+            for arm in &self.arms {
+                self.spent.set(self.spent.get() + work);
+                if cannot_start(&arm.matcher, &head) {
+                    continue;
+                }
+                let fork = stream.fork();
+                let mut bindings = Bindings::new();
+                if match_all(&arm.matcher, &fork, &mut bindings).is_ok() {
+                    matched = Some((arm, bindings));
+                    break;
+                }
+            }
+            stream.parse::<TokenStream>().map(drop)
+        })
+        .parse2(input.clone());
+        let (arm, bindings) = matched.filter(|_| parsed.is_ok())?;
+        transcribe(arm.transcriber.clone(), &bindings, crate_name)
     }
 }
 
@@ -273,6 +292,10 @@ pub struct ExternMacros {
     /// A hash of the dependencies' names and exports, for the cache key of the invoking crate;
     /// empty when there are none.
     pub fingerprint: String,
+    /// The invoking crate's own macros are never expanded at their call sites nor their arms
+    /// walked (`opaque_macros` in `rules/runtime.toml`): their arms are not lowered
+    /// ([`ExternMacros::for_opaque_crate`]).
+    pub opaque: bool,
 }
 
 impl ExternMacros {
@@ -291,7 +314,21 @@ impl ExternMacros {
             }
             fingerprint = crate::rules::hex(&h.finalize()[..16]);
         }
-        ExternMacros { deps, fingerprint }
+        ExternMacros {
+            deps,
+            fingerprint,
+            opaque: false,
+        }
+    }
+
+    /// The same, for a crate whose macros the resolver never expands (tracing, log): lowering
+    /// the arms of every `macro_rules!` of such a crate (tracing's `event!` family, hundreds of
+    /// arms, each parsed leniently with its metavariables as placeholders) was two fifths of
+    /// parsing tracing, for IR that nothing reads. The cache key tells such a unit apart.
+    pub fn for_opaque_crate(mut self) -> ExternMacros {
+        self.opaque = true;
+        self.fingerprint = format!("opaque:{}", self.fingerprint);
+        self
     }
 
     /// The dependency and body text of macro `name` named through `krate` (`Some`: a path
@@ -440,6 +477,24 @@ fn match_seq(matchers: &[Matcher], input: ParseStream, bindings: &mut Bindings) 
                     return Err(syn::Error::new(found.span(), "token differs"));
                 }
             }
+            Matcher::Group(delim, inner) if next_group_is(input, *delim) => {
+                // The group's contents as a stream of the same token buffer (no buffer of its
+                // own per group per arm tried).
+                let content;
+                match delim {
+                    Delimiter::Parenthesis => {
+                        syn::parenthesized!(content in input);
+                    }
+                    Delimiter::Brace => {
+                        syn::braced!(content in input);
+                    }
+                    Delimiter::Bracket => {
+                        syn::bracketed!(content in input);
+                    }
+                    Delimiter::None => unreachable!("next_group_is excludes None"),
+                }
+                match_all(inner, &content, bindings)?;
+            }
             Matcher::Group(delim, inner) => {
                 let found: TokenTree = input.parse()?;
                 match found {
@@ -448,6 +503,10 @@ fn match_seq(matchers: &[Matcher], input: ParseStream, bindings: &mut Bindings) 
                     }
                     other => return Err(syn::Error::new(other.span(), "group expected")),
                 }
+            }
+            Matcher::Fragment(name, Fragment::Tt) => {
+                let tree: TokenTree = input.parse()?;
+                bindings.insert(name.clone(), Binding::Tree(tree));
             }
             Matcher::Fragment(name, fragment) => {
                 let tokens = fragment.parse(input)?;
@@ -501,6 +560,14 @@ fn match_seq(matchers: &[Matcher], input: ParseStream, bindings: &mut Bindings) 
         }
     }
     Ok(())
+}
+
+/// Whether the next token is a group delimited by `delim` itself, not inside a `None`-delimited
+/// group (syn's `parenthesized!` would look through one; the match takes such a group as a
+/// token, as before).
+fn next_group_is(input: ParseStream, delim: Delimiter) -> bool {
+    delim != Delimiter::None
+        && matches!(input.cursor().token_tree(), Some((TokenTree::Group(g), _)) if g.delimiter() == delim)
 }
 
 fn fragment_names(matchers: &[Matcher], out: &mut Vec<String>) {
@@ -561,6 +628,33 @@ fn same_token(a: &TokenTree, b: &TokenTree) -> bool {
 
 /// Instantiates a transcriber with the bindings of one match.
 fn transcribe(tokens: TokenStream, bindings: &Bindings, crate_name: &str) -> Option<TokenStream> {
+    transcribe_in(tokens, bindings, &[], crate_name)
+}
+
+/// A metavariable's binding: the innermost repetition's iteration first (`frames`, innermost
+/// last), then the match's.
+fn lookup<'a>(
+    bindings: &'a Bindings,
+    frames: &[(&'a str, &'a Binding)],
+    name: &str,
+) -> Option<&'a Binding> {
+    frames
+        .iter()
+        .rev()
+        .find(|(n, _)| *n == name)
+        .map(|(_, b)| *b)
+        .or_else(|| bindings.get(name))
+}
+
+/// [`transcribe`] inside repetitions: `frames` binds each repeated metavariable to its
+/// iteration's value. A repetition's iterations used to copy the whole binding map each (a
+/// tt-muncher's `$($rest)*` of n tokens copied it n times per expansion).
+fn transcribe_in<'a>(
+    tokens: TokenStream,
+    bindings: &'a Bindings,
+    frames: &[(&'a str, &'a Binding)],
+    crate_name: &str,
+) -> Option<TokenStream> {
     let mut out: Vec<TokenTree> = Vec::new();
     let mut tts = tokens.into_iter().peekable();
     while let Some(tt) = tts.next() {
@@ -570,8 +664,9 @@ fn transcribe(tokens: TokenStream, bindings: &Bindings, crate_name: &str) -> Opt
                     let krate = Ident::new(crate_name, id.span());
                     out.extend(quote::quote!(::#krate));
                 }
-                Some(TokenTree::Ident(id)) => match bindings.get(&id.to_string()) {
+                Some(TokenTree::Ident(id)) => match lookup(bindings, frames, &id.to_string()) {
                     Some(Binding::One(value)) => out.extend(value.clone()),
+                    Some(Binding::Tree(value)) => out.push(value.clone()),
                     // A metavariable used at a shallower depth than it was bound: rustc rejects
                     // the macro; an unbound one is written as is (rustc: the same).
                     Some(Binding::Seq(_)) => return None,
@@ -584,31 +679,28 @@ fn transcribe(tokens: TokenStream, bindings: &Bindings, crate_name: &str) -> Opt
                     let (separator, _) = repetition_tail(&mut tts)?;
                     let mut used = Vec::new();
                     metavars_used(g.stream(), &mut used);
-                    let lengths: Vec<usize> = used
+                    let seqs: Vec<(&str, &Rc<Vec<Binding>>)> = used
                         .iter()
-                        .filter_map(|n| match bindings.get(n) {
-                            Some(Binding::Seq(s)) => Some(s.len()),
+                        .filter_map(|n| match lookup(bindings, frames, n) {
+                            Some(Binding::Seq(s)) => Some((n.as_str(), s)),
                             _ => None,
                         })
                         .collect();
                     // No repeated metavariable inside: rustc rejects it.
-                    let count = *lengths.first()?;
-                    if lengths.iter().any(|&l| l != count) {
+                    let count = seqs.first()?.1.len();
+                    if seqs.iter().any(|(_, s)| s.len() != count) {
                         return None;
                     }
+                    let mut inner: Vec<(&str, &Binding)> = frames.to_vec();
                     for i in 0..count {
                         if i > 0 {
                             if let Some(sep) = &separator {
                                 out.push(sep.clone());
                             }
                         }
-                        let mut inner = bindings.clone();
-                        for name in &used {
-                            if let Some(Binding::Seq(s)) = bindings.get(name) {
-                                inner.insert(name.clone(), s[i].clone());
-                            }
-                        }
-                        out.extend(transcribe(g.stream(), &inner, crate_name)?);
+                        inner.truncate(frames.len());
+                        inner.extend(seqs.iter().map(|(n, s)| (*n, &s[i])));
+                        out.extend(transcribe_in(g.stream(), bindings, &inner, crate_name)?);
                     }
                 }
                 // `${count(x)}` and other meta-variable expressions.
@@ -620,8 +712,10 @@ fn transcribe(tokens: TokenStream, bindings: &Bindings, crate_name: &str) -> Opt
                 None => out.push(TokenTree::Punct(p)),
             },
             TokenTree::Group(g) => {
-                let mut group =
-                    Group::new(g.delimiter(), transcribe(g.stream(), bindings, crate_name)?);
+                let mut group = Group::new(
+                    g.delimiter(),
+                    transcribe_in(g.stream(), bindings, frames, crate_name)?,
+                );
                 group.set_span(g.span());
                 out.push(TokenTree::Group(group));
             }
@@ -718,6 +812,22 @@ mod tests {
         assert_eq!(expand(rules, "other d"), None);
         // Trailing tokens no arm accounts for: no match.
         assert_eq!(expand(rules, "fast d d"), None);
+    }
+
+    /// Nested repetitions: an outer iteration's value is seen inside the inner repetition, and
+    /// an inner one shadows nothing outside its iteration. Groups in the matcher match groups of
+    /// the same delimiter only.
+    #[test]
+    fn nested_repetitions_see_their_enclosing_iterations_values() {
+        let rules = "($($k:ident => [$($v:tt),*]);* ; $last:tt) => { $( $( f($k, $v); )* g($k); )* h($last) }";
+        assert_eq!(
+            expand(rules, "a => [1, 2]; b => [3]; c => []; z"),
+            Some(sq(
+                "f (a , 1) ; f (a , 2) ; g (a) ; f (b , 3) ; g (b) ; g (c) ; h (z)"
+            ))
+        );
+        assert_eq!(expand(rules, "a => (1, 2); z"), None);
+        assert_eq!(expand(rules, "a => {1, 2}; z"), None);
     }
 
     #[test]
