@@ -1255,16 +1255,23 @@ impl<'a> Lowerer<'a> {
             self.expansions_left = MACRO_EXPANSIONS;
             self.expansion_tokens_left = MACRO_EXPANSION_TOKENS;
         }
-        let size = crate::macro_rules::token_count(tokens, self.expansion_tokens_left);
+        // One count for both budgets, this one and the macro's own (`MAX_INPUT_TOKENS`): exact
+        // up to the larger limit, so each comparison below decides as its own count would.
+        let limit = self
+            .expansion_tokens_left
+            .max(crate::macro_rules::MAX_INPUT_TOKENS);
+        let size = crate::macro_rules::token_count(tokens, limit);
         if self.expansions_left == 0 || size > self.expansion_tokens_left {
             return None;
         }
         self.expansions_left -= 1;
         self.expansion_tokens_left -= size;
         let Some(dep) = dependency else {
-            return rules.expand(tokens, self.crate_name).map(|t| (t, false));
+            return rules
+                .expand_counted(tokens, size, self.crate_name)
+                .map(|t| (t, false));
         };
-        let expansion = rules.expand(tokens, &dep)?;
+        let expansion = rules.expand_counted(tokens, size, &dep)?;
         // A dependency's macro whose expansion hands tokens to a macro that cannot be expanded
         // here (a proc macro: async-stream's `try_stream!` → `try_stream_inner!(($crate) ..)`,
         // tokio's `select!` → `select_priv_declare_output_enum!`) would hide its input inside

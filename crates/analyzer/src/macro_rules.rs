@@ -211,7 +211,18 @@ impl MacroRules {
     /// `::crate_name`. `None` when no arm matches, the transcriber uses unsupported syntax, the
     /// input is a data table ([`MAX_INPUT_TOKENS`]) or the macro has spent [`MAX_MATCH_WORK`].
     pub fn expand(&self, input: &TokenStream, crate_name: &str) -> Option<TokenStream> {
-        let size = token_count(input, MAX_INPUT_TOKENS);
+        self.expand_counted(input, token_count(input, MAX_INPUT_TOKENS), crate_name)
+    }
+
+    /// [`Self::expand`] with the input's [`token_count`] already taken, with a limit of at least
+    /// [`MAX_INPUT_TOKENS`] (the lowering counts it for its own budget; counting copies the
+    /// invocation's tokens, group by group).
+    pub fn expand_counted(
+        &self,
+        input: &TokenStream,
+        size: usize,
+        crate_name: &str,
+    ) -> Option<TokenStream> {
         if size > MAX_INPUT_TOKENS || self.spent.get() > MAX_MATCH_WORK {
             return None;
         }
@@ -382,7 +393,7 @@ fn set_spans(
 
 /// Invocations longer than this are data tables (lookup tables, generated lists), not code
 /// whose calls matter; a tt-muncher over them would re-match the rest at every step.
-const MAX_INPUT_TOKENS: usize = 20_000;
+pub const MAX_INPUT_TOKENS: usize = 20_000;
 
 /// The number of tokens in a stream, groups' contents included, counting stops past `limit`.
 pub fn token_count(tokens: &TokenStream, limit: usize) -> usize {
@@ -812,6 +823,20 @@ mod tests {
         assert_eq!(expand(rules, "other d"), None);
         // Trailing tokens no arm accounts for: no match.
         assert_eq!(expand(rules, "fast d d"), None);
+    }
+
+    /// The lowering counts an invocation once for two budgets (`Lowerer::expand_with`): a count is
+    /// exact up to its limit, and over the limit whenever the tokens are.
+    #[test]
+    fn token_counts_are_exact_up_to_their_limit() {
+        let tokens: TokenStream = "a (b [c d] e) { f } g".parse().unwrap();
+        // A group counts once besides its contents: a, (..), b, [..], c, d, e, {..}, f, g.
+        for limit in 10..14 {
+            assert_eq!(token_count(&tokens, limit), 10, "limit {limit}");
+        }
+        for limit in 0..10 {
+            assert!(token_count(&tokens, limit) > limit, "limit {limit}");
+        }
     }
 
     /// Nested repetitions: an outer iteration's value is seen inside the inner repetition, and
