@@ -789,25 +789,27 @@ impl<'a> Lowerer<'a> {
                 if !self.define_macro(ident, &m.mac.tokens) {
                     return;
                 }
+                let name = ident.to_string();
+                let rules = self.item_macros.rules.get(&name).cloned();
                 if exported {
-                    if let Some(rules) = self.item_macros.rules.get(&ident.to_string()) {
-                        let rules = rules.clone();
-                        self.item_macros.exported.insert(ident.to_string(), rules);
+                    if let Some(rules) = &rules {
+                        self.item_macros
+                            .exported
+                            .insert(name.clone(), rules.clone());
                     }
                 }
                 let transcribers = macro_rules_transcribers(m.mac.tokens.clone());
                 if let [only] = transcribers.as_slice() {
                     if let Some(attrs) = item_wrapper_attrs(only.clone()) {
-                        self.item_macros.wrappers.insert(ident.to_string(), attrs);
+                        self.item_macros.wrappers.insert(name.clone(), attrs);
                     }
                 }
                 // An opaque crate's arms are never walked: not lowered.
                 let arms = if self.item_macros.externs.opaque {
                     Vec::new()
                 } else {
-                    let walked = self.item_macros.rules.get(&ident.to_string()).cloned();
-                    let outer = std::mem::replace(&mut self.arm_walk, walked);
-                    let arms = macro_rules_transcribers(m.mac.tokens.clone())
+                    let outer = std::mem::replace(&mut self.arm_walk, rules);
+                    let arms = transcribers
                         .into_iter()
                         .map(|t| self.lenient_exprs(substitute_metavars(t, self.crate_name)))
                         .collect::<Vec<_>>();
@@ -815,7 +817,7 @@ impl<'a> Lowerer<'a> {
                     arms
                 };
                 module.macros.push(IrMacro {
-                    name: ident.to_string(),
+                    name,
                     exported,
                     arms,
                 });

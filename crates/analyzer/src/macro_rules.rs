@@ -228,11 +228,12 @@ impl MacroRules {
         }
         let head: Vec<TokenTree> = input.clone().into_iter().take(HEAD_TOKENS).collect();
         let work = size.max(1);
-        if self
+        let startable: Vec<bool> = self
             .arms
             .iter()
-            .all(|arm| cannot_start(&arm.matcher, &head))
-        {
+            .map(|arm| !cannot_start(&arm.matcher, &head))
+            .collect();
+        if !startable.contains(&true) {
             self.spent.set(self.spent.get() + work * self.arms.len());
             return None;
         }
@@ -240,9 +241,9 @@ impl MacroRules {
         // (building a buffer over the invocation per arm was most of what matching built).
         let mut matched: Option<(&Arm, Bindings)> = None;
         let parsed = (|stream: ParseStream| {
-            for arm in &self.arms {
+            for (arm, &startable) in self.arms.iter().zip(&startable) {
                 self.spent.set(self.spent.get() + work);
-                if cannot_start(&arm.matcher, &head) {
+                if !startable {
                     continue;
                 }
                 let fork = stream.fork();
