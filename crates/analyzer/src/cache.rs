@@ -87,6 +87,12 @@ pub struct CacheStats {
     pub stale: usize,
     /// The whole report was reused: no input of the run changed (`crate::run_cache`).
     pub report_reused: bool,
+    /// Dependency functions whose resolution was reused from an earlier run
+    /// (`crate::resolve_memo`).
+    pub resolutions_reused: usize,
+    /// Reused resolutions that differ from a fresh one: checked only with
+    /// `NONBLOCK_VERIFY_RESOLVE_MEMO`, and always 0 unless the memo's key misses something.
+    pub memo_mismatches: usize,
 }
 
 /// The cache key of a unit lowered knowing its dependencies' exported macros (`externs`, the
@@ -174,7 +180,7 @@ pub fn unit_exports(ws: &Workspace, unit: usize) -> Vec<(String, String)> {
 }
 
 /// `magic ‖ sha256(payload) ‖ payload`, the form of every entry of this cache.
-fn framed(payload: &[u8]) -> Vec<u8> {
+pub(crate) fn framed(payload: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(payload.len() + MAGIC.len() + 32);
     bytes.extend_from_slice(MAGIC);
     bytes.extend_from_slice(&Sha256::digest(payload));
@@ -184,7 +190,7 @@ fn framed(payload: &[u8]) -> Vec<u8> {
 
 /// The payload of a [`framed`] entry; `None` when it is short, of another magic or its checksum
 /// does not match.
-fn unframed(bytes: &[u8]) -> Option<&[u8]> {
+pub(crate) fn unframed(bytes: &[u8]) -> Option<&[u8]> {
     if bytes.len() < MAGIC.len() + 32 || &bytes[..MAGIC.len()] != MAGIC {
         return None;
     }

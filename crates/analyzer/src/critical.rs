@@ -28,7 +28,7 @@
 use crate::ir::{IrBlock, IrExpr, IrStmt, Pos};
 
 /// How long the value a call returns can live, as far as lock guards are concerned.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Hold {
     /// Not decided (a call site outside any statement, e.g. in a `let` closure's expression
     /// body before it is classified): treated like [`Hold::Long`].

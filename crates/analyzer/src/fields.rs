@@ -71,7 +71,9 @@ pub enum WriteValue {
 }
 
 /// A call's branch condition on a field: it runs only when the field holds one of `any_of`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct FieldCond {
     pub owner: Option<Name>,
     pub field: Name,

@@ -34,7 +34,9 @@ use crate::ir::{IrGeneric, IrPath, IrType, Name};
 use crate::ty::{TraitRef, Ty, TyCon};
 
 /// Function `base` with `Self` or generic parameters bound.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Instance {
     pub base: FnId,
     /// A provided method instantiated for the impl that does not override it: the instance is

@@ -169,6 +169,11 @@ impl FnBody {
         postcard::from_bytes(&self.0).expect("a packed body decodes: packed by this build")
     }
 
+    /// The encoded bytes, for fingerprints.
+    pub fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
     /// The encoded size, for the memory figures of `-v`.
     pub fn encoded_len(&self) -> usize {
         self.0.len()

@@ -36,6 +36,7 @@ pub mod propagate;
 pub mod render;
 pub mod report;
 pub mod resolve;
+pub(crate) mod resolve_memo;
 pub mod roots;
 pub mod rules;
 pub mod run_cache;
@@ -165,6 +166,7 @@ pub fn analyze_workspace(
         start,
         phases,
         v1_fingerprints,
+        None,
     )
     .0
 }
@@ -251,6 +253,7 @@ pub(crate) fn analyze_configured(
     start: Instant,
     mut phases: BTreeMap<String, f64>,
     v1_fingerprints: bool,
+    run_key: Option<&str>,
 ) -> (Report, Option<Vec<inputs::Input>>) {
     let ws = ws.clone();
     let mut phase_start = Instant::now();
@@ -299,12 +302,20 @@ pub(crate) fn analyze_configured(
     progress.phase("resolve", 0);
 
     let root_fns = roots::candidates(&ws, &index, &config.roots);
+    let memo = run_key.and_then(|key| resolve_memo::Memo::open(&ws, &index, key));
     let resolve::Resolution {
         bodies: resolved,
         panics,
         resolved: functions_resolved,
         instances,
-    } = resolve::resolve_reachable(&index, rules, &root_fns);
+        reused,
+        memo_mismatches,
+    } = resolve::resolve_reachable_with(&index, rules, &root_fns, memo);
+    {
+        let mut stats = cache_stats.lock().unwrap_or_else(|e| e.into_inner());
+        stats.resolutions_reused = reused;
+        stats.memo_mismatches = memo_mismatches;
+    }
     // Source functions; the instances of provided trait methods follow them in `index.fns`.
     let functions = index.fns.len();
     instances::materialize(&mut index, instances);

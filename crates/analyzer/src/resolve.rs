@@ -27,7 +27,9 @@ use crate::rules::RuleDb;
 use crate::ty::{external_return, is_identity_method, is_unwrap_method, TraitRef, Ty, TyCon};
 use crate::values::{variant_of, ArgFacts, Cond, Fact, SELF_SLOT};
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Confidence {
     Low,
@@ -46,7 +48,9 @@ impl Confidence {
 }
 
 /// Why a call expression could not be resolved; counted in `stats`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Unresolved {
     /// A call of a local variable (a closure value or fn pointer held in a binding).
     ClosureValue,
@@ -85,7 +89,7 @@ impl Unresolved {
     }
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Target {
     Fn(FnId, Confidence),
     External(String, Confidence),
@@ -97,7 +101,7 @@ pub enum Target {
     ParamCall(usize),
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct ClosureArg {
     pub arg: usize,
     /// The async blocks and closures written inside the closure, as indices into the function's
@@ -107,7 +111,7 @@ pub struct ClosureArg {
     pub calls: Vec<CallSite>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct CallSite {
     pub pos: Pos,
     pub targets: Vec<Target>,
@@ -139,14 +143,16 @@ pub struct CallSite {
     pub field_guard: Option<Arc<[FieldCond]>>,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub enum BodyKind {
     Fn,
     AsyncBlock,
     AsyncClosure,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
 pub struct Body {
     pub owner: FnId,
     pub kind: BodyKind,
@@ -256,6 +262,11 @@ pub struct Resolution {
     /// holds their bodies after the index's functions'. [`crate::instances::materialize`]
     /// appends them to the index.
     pub instances: Vec<Instance>,
+    /// How many functions' resolutions were reused from an earlier run ([`crate::resolve_memo`]).
+    pub reused: usize,
+    /// How many reused resolutions differed from a fresh one (checked only with
+    /// `NONBLOCK_VERIFY_RESOLVE_MEMO`).
+    pub memo_mismatches: usize,
 }
 
 /// Resolves the bodies of `roots` ([`crate::roots::candidates`]) and of every function their
@@ -272,6 +283,17 @@ pub struct Resolution {
 /// a closure, so it does not depend on the thread count or the order of resolution, and neither
 /// does any body (each is resolved on its own from the index).
 pub fn resolve_reachable(index: &Index, rules: &RuleDb, roots: &[FnId]) -> Resolution {
+    resolve_reachable_with(index, rules, roots, None)
+}
+
+/// [`resolve_reachable`], reusing and recording dependency functions' resolutions in `memo`
+/// ([`crate::resolve_memo`]).
+pub(crate) fn resolve_reachable_with(
+    index: &Index,
+    rules: &RuleDb,
+    roots: &[FnId],
+    memo: Option<crate::resolve_memo::Memo>,
+) -> Resolution {
     let mut bodies: Vec<Vec<Body>> = (0..index.fns.len()).map(|_| Vec::new()).collect();
     let mut queued = vec![false; index.fns.len()];
     let mut table = Table::new(index.fns.len());
@@ -290,9 +312,11 @@ pub fn resolve_reachable(index: &Index, rules: &RuleDb, roots: &[FnId]) -> Resol
     let mut panics = Vec::new();
     let mut resolved = 0;
     let mut counted = vec![false; index.fns.len()];
+    let (mut memo_used, mut memo_recorded) = (Vec::new(), Vec::new());
     while !frontier.is_empty() {
         frontier.sort_unstable();
         let table_now = &table;
+        let memo_now = memo.as_ref();
         let results: Vec<Result<Resolved, String>> = frontier
             .par_iter()
             .map(|&f| {
@@ -300,14 +324,36 @@ pub fn resolve_reachable(index: &Index, rules: &RuleDb, roots: &[FnId]) -> Resol
                     let base = table_now.instance(f).map_or(f, |i| i.base);
                     let unit = &index.units[index.fns[base].unit];
                     crate::guard::inject("resolve", &unit.crate_name);
-                    resolve_in(index, rules, table_now, candidate, f)
+                    let fresh = || resolve_in(index, rules, table_now, candidate, f);
+                    match memo_now {
+                        Some(m) => m.resolve(index, table_now, candidate, f, fresh),
+                        None => crate::resolve_memo::Outcome::Fresh(fresh(), None),
+                    }
+                })
+            })
+            .collect::<Vec<_>>()
+            .into_iter()
+            .map(|r| {
+                r.map(|outcome| match outcome {
+                    crate::resolve_memo::Outcome::Reused(entry, r) => {
+                        memo_used.push(entry);
+                        r
+                    }
+                    crate::resolve_memo::Outcome::Fresh(r, entry) => {
+                        memo_recorded.extend(entry);
+                        r
+                    }
                 })
             })
             .collect();
         let mut next = Vec::new();
         for (f, result) in frontier.into_iter().zip(results) {
             match result {
-                Ok((mut fn_bodies, pending)) => {
+                Ok(Resolved {
+                    bodies: mut fn_bodies,
+                    pending,
+                    ..
+                }) => {
                     // Instances this body met first get their ids here, in frontier order.
                     if !pending.is_empty() {
                         let ids: Vec<FnId> = pending.into_iter().map(|k| table.intern(k)).collect();
@@ -339,16 +385,27 @@ pub fn resolve_reachable(index: &Index, rules: &RuleDb, roots: &[FnId]) -> Resol
         frontier = next;
     }
     panics.sort();
+    let reused = memo_used.len();
+    let memo_mismatches = memo.map_or(0, |m| m.save(memo_used, memo_recorded));
     Resolution {
         bodies,
         panics,
         resolved,
         instances: table.list,
+        reused,
+        memo_mismatches,
     }
 }
 
 /// A function's bodies and the instances they met first ([`resolve_in`]).
-type Resolved = (Vec<Body>, Vec<Instance>);
+pub(crate) struct Resolved {
+    pub(crate) bodies: Vec<Body>,
+    /// The instances `table` did not hold, in the order of their pending ids.
+    pub(crate) pending: Vec<Instance>,
+    /// Every instance the walk named, the table's included, in the order it met them: what
+    /// [`crate::resolve_memo`] stores so that a reused resolution has the same pending ids.
+    pub(crate) met: Vec<Instance>,
+}
 
 /// Replaces the pending instance ids of `calls` ([`PENDING`] + i) by `ids[i]`.
 fn renumber(calls: &mut [CallSite], ids: &[FnId]) {
@@ -389,7 +446,11 @@ pub(crate) fn callees(calls: &[CallSite], out: &mut impl FnMut(FnId)) {
 /// ([`crate::instances`]); [`resolve_reachable`] numbers and resolves those.
 pub fn resolve_fn(index: &Index, rules: &RuleDb, f: FnId) -> Vec<Body> {
     let table = Table::new(index.fns.len());
-    let (mut bodies, pending) = resolve_in(index, rules, &table, &[], f);
+    let Resolved {
+        mut bodies,
+        pending,
+        ..
+    } = resolve_in(index, rules, &table, &[], f);
     let mut table = table;
     let ids: Vec<FnId> = pending.into_iter().map(|k| table.intern(k)).collect();
     for b in &mut bodies {
@@ -414,7 +475,11 @@ fn resolve_in(
         .and_then(|i| i.imp)
         .map_or(def.owner, FnOwner::Impl);
     let Some(block) = def.ir.body.as_ref().map(FnBody::block) else {
-        return (Vec::new(), Vec::new());
+        return Resolved {
+            bodies: Vec::new(),
+            pending: Vec::new(),
+            met: Vec::new(),
+        };
     };
     // An instance's bindings, applied to every type its body resolves.
     let subst: Subst = instance
@@ -443,6 +508,7 @@ fn resolve_in(
         owner,
         table,
         pending: std::cell::RefCell::new(Vec::new()),
+        met: std::cell::RefCell::new(Vec::new()),
         candidate,
         subst,
         bound_traits: instance
@@ -515,7 +581,11 @@ fn resolve_in(
         tail,
     }];
     bodies.append(&mut w.extra_bodies);
-    (bodies, w.pending.into_inner())
+    Resolved {
+        bodies,
+        pending: w.pending.into_inner(),
+        met: w.met.into_inner(),
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -565,6 +635,8 @@ struct Walker<'i> {
     table: &'i Table,
     /// Instances met here that `table` does not hold: pending id `PENDING + i`.
     pending: std::cell::RefCell<Vec<Instance>>,
+    /// Every instance named, in the order met ([`Resolved::met`]).
+    met: std::cell::RefCell<Vec<Instance>>,
     /// Root candidates (by id; shorter: none), never instantiated.
     candidate: &'i [bool],
     /// The walked instance's bindings ([`Instance::bind`]).
@@ -3108,6 +3180,12 @@ impl Walker<'_> {
 
     /// The id of the instance `key`: the table's, or a pending one.
     fn instance_id(&self, key: Instance) -> FnId {
+        {
+            let mut met = self.met.borrow_mut();
+            if !met.contains(&key) {
+                met.push(key.clone());
+            }
+        }
         if let Some(id) = self.table.get(&key) {
             return id;
         }

@@ -67,10 +67,12 @@ pub fn analyze(
 ) -> Report {
     let models = crate::models::load(ws, rules);
     let rules = crate::configured_rules(rules, config, &models);
-    let entry_path = match &ws.cache_dir {
-        Some(dir) if !v1_fingerprints && !debugging() => {
-            Some(dir.join(format!("report-{}.json", key(ws, &rules, config, &models))))
-        }
+    let run_key = match &ws.cache_dir {
+        Some(_) if !v1_fingerprints && !debugging() => Some(key(ws, &rules, config, &models)),
+        _ => None,
+    };
+    let entry_path = match (&ws.cache_dir, &run_key) {
+        (Some(dir), Some(key)) => Some(dir.join(format!("report-{key}.json"))),
         _ => None,
     };
     if let Some(path) = &entry_path {
@@ -104,6 +106,7 @@ pub fn analyze(
         start,
         phases,
         v1_fingerprints,
+        run_key.as_deref(),
     );
     if let (Some(path), Some(inputs)) = (&entry_path, inputs) {
         // A report with a hole in it (a caught panic) is not worth keeping.

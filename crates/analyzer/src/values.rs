@@ -31,14 +31,18 @@ use crate::ir::{IrExpr, Name};
 pub const SELF_SLOT: u32 = u32::MAX;
 
 /// A call's arm condition: the enclosing function's parameter `slot` is one of `any_of`.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub struct Cond {
     pub slot: u32,
     pub any_of: Arc<[Name]>,
 }
 
 /// What a call's argument is known to be.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 pub enum Fact {
     /// A constant enum variant (its name).
     Variant(Name),
@@ -47,7 +51,7 @@ pub enum Fact {
 }
 
 /// The facts about one call's arguments.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct ArgFacts {
     /// Written as a method call (`recv.m(a)`): `receiver` is the callee's `self`, `args[i]` its
     /// parameter `i`. Otherwise (`T::m(a, b)`, `f(a)`) the arguments are the callee's parameters

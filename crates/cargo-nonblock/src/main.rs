@@ -654,6 +654,16 @@ fn print_verbose(report: &Report) {
             c.stale,
             c.rejected
         );
+        eprintln!(
+            "nonblock: cache: {} dependency functions' resolutions reused",
+            c.resolutions_reused
+        );
+        if c.memo_mismatches > 0 {
+            eprintln!(
+                "nonblock: cache: {} reused resolutions differ from a fresh one",
+                c.memo_mismatches
+            );
+        }
     }
     eprintln!("nonblock: total {:.3}s", s.seconds);
 }

@@ -1,0 +1,890 @@
+//! Part of stage 3b, *resolve*: the resolutions of dependency functions, kept across runs.
+//!
+//! Why: after an edit of one workspace file, resolution was half of deno's run (2.8 of 5.6 s,
+//! issue 17 asks ≤ 3 s for the whole run), and 70 % of its CPU went to functions of registry
+//! crates (43 800 plain functions and 13 500 instances of their provided methods), whose sources
+//! cannot change.
+//!
+//! What a dependency function's resolution reads: its own body, the items of its crate and of
+//! the crates that crate depends on (all immutable), and the graph-wide tables of impls (a
+//! generic or `dyn` call dispatches to every impl of the trait, the workspace's included; a
+//! field's fn items are read from the constructors among its type's trait impls, which may be
+//! workspace impls; [`crate::field_fns`]). It also reads the root candidates
+//! ([`crate::roots::candidates`]: a candidate is never instantiated) and which instances the
+//! resolution already numbered (an existing instance is named by its id, a new one is pending).
+//!
+//! So an entry is valid when:
+//! - the *key* matches: the run key ([`crate::run_cache`]: workspace, rules, configuration,
+//!   models, the analyzer's build) and a fingerprint of what the workspace's own crates show the
+//!   graph-wide tables: their types (names, fields, trait methods' signatures), their impls
+//!   (headers, methods' signatures, and the bodies of impls for types of other crates, which
+//!   [`crate::field_fns`] may read). A body edited, or a free function or module added, leaves
+//!   it unchanged; an impl added or a signature changed does not;
+//! - every function the entry names still exists and has the root-candidate bit it had;
+//! - instances are stored as keys, never ids: the walk's instances are recorded in the order it
+//!   met them (`met`), so a reused entry names existing instances by their ids and the others as
+//!   pending, in the same order a fresh walk would (ids are assigned in frontier order after
+//!   each frontier, [`crate::resolve::resolve_reachable`]).
+//!
+//! Ids shift between runs (members come first in the unit order, so a function added to a
+//! member shifts every dependency's function ids), so an entry names functions by unit and
+//! offset within the unit (a dependency unit's layout is fixed by the run key), a workspace
+//! impl's method by its impl's offset and its name, a workspace trait's method likewise; types
+//! and impls by unit and offset (a workspace unit's lists are part of the fingerprint). Only
+//! entries for functions of dependency units, and instances whose base, impl and bound types are
+//! all of dependency units, are stored: anything else reads workspace code.
+//!
+//! `NONBLOCK_VERIFY_RESOLVE_MEMO=1` resolves every reused function again and reports on stderr
+//! each one whose stored resolution differs (the check run on real applications).
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::discover::Workspace;
+use crate::index::{FnId, FnOwner, ImplId, Index, TypeId, TypeKind};
+use crate::instances::{Instance, Table, PENDING};
+use crate::resolve::{CallSite, Resolved};
+use crate::ty::{TraitRef, Ty, TyCon};
+
+/// Bumped when the file's layout or the meaning of an entry changes.
+const FORMAT: u32 = 1;
+
+/// Memo files kept per cache directory (a few option sets used in turn keep theirs).
+const KEEP: usize = 2;
+
+/// A function named so that the name survives edits of workspace files.
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+enum StableFn {
+    /// (unit, offset among its functions): a dependency unit's function.
+    Unit(u32, u32),
+    /// (unit, offset among its impls, name): an impl's method.
+    ImplFn(u32, u32, String),
+    /// (unit, offset among its types, name): a trait's method.
+    TraitFn(u32, u32, String),
+}
+
+/// A function or an instance, as an entry names it. In `bind`, a local type id is written as
+/// `unit << 32 | offset` ([`Memo::stable_type`]).
+#[derive(Serialize, Deserialize, Clone, Debug, PartialEq, Eq, Hash)]
+enum StableRef {
+    Fn(StableFn),
+    Instance {
+        base: StableFn,
+        imp: Option<(u32, u32)>,
+        bind: Vec<(String, Ty)>,
+    },
+}
+
+/// One function's resolution as stored: `Target::Fn(i)` names `refs[i]`.
+#[derive(Serialize, Deserialize)]
+struct Stored {
+    /// What the bodies name, each with the root-candidate bit of its function (an instance's:
+    /// its base's) when recorded.
+    refs: Vec<(StableRef, bool)>,
+    /// The instances the walk met, in the order it met them (indices into `refs`).
+    met: Vec<u32>,
+    bodies: Vec<crate::resolve::Body>,
+}
+
+/// An entry: whose resolution, its root-candidate bit, the encoded [`Stored`] (decoded only
+/// when reused, on the resolving thread).
+#[derive(Serialize, Deserialize)]
+pub(crate) struct Entry(StableRef, bool, serde_bytes::ByteBuf);
+
+#[derive(Serialize, Deserialize)]
+struct File {
+    format: u32,
+    key: String,
+    /// [`Layout::counts`] when written.
+    layout: Vec<(u32, u32, u32)>,
+    entries: Vec<Entry>,
+}
+
+/// What a stored reference names in this run.
+enum Current {
+    Fn(FnId),
+    Instance(Instance),
+}
+
+/// Each unit's id ranges in the index: ids are assigned unit after unit.
+struct Layout {
+    fns: Vec<Range<usize>>,
+    types: Vec<Range<usize>>,
+    impls: Vec<Range<usize>>,
+}
+
+impl Layout {
+    /// `None` when some unit's ids are not contiguous (offsets would not name them).
+    fn of(index: &Index) -> Option<Layout> {
+        let units = index.units.len();
+        Some(Layout {
+            fns: ranges(units, index.fns.iter().map(|f| f.unit))?,
+            types: ranges(units, index.types.iter().map(|t| t.unit))?,
+            impls: ranges(units, index.impls.iter().map(|i| i.unit))?,
+        })
+    }
+
+    /// Per unit: its functions (dependency units only: a member's change with every fn added),
+    /// types and impls.
+    fn counts(&self, mutable: &[bool]) -> Vec<(u32, u32, u32)> {
+        (0..self.fns.len())
+            .map(|u| {
+                (
+                    if mutable[u] {
+                        0
+                    } else {
+                        self.fns[u].len() as u32
+                    },
+                    self.types[u].len() as u32,
+                    self.impls[u].len() as u32,
+                )
+            })
+            .collect()
+    }
+}
+
+fn ranges(units: usize, owners: impl Iterator<Item = usize>) -> Option<Vec<Range<usize>>> {
+    let mut out = vec![0..0; units];
+    let mut seen = vec![false; units];
+    let mut current = None;
+    for (id, unit) in owners.enumerate() {
+        if current != Some(unit) {
+            if *seen.get(unit)? {
+                return None;
+            }
+            seen[unit] = true;
+            out[unit] = id..id;
+            current = Some(unit);
+        }
+        out[unit].end = id + 1;
+    }
+    Some(out)
+}
+
+/// The memo of one run: the entries read, and how to name this run's ids stably.
+pub(crate) struct Memo {
+    path: PathBuf,
+    dir: PathBuf,
+    key: String,
+    mutable: Vec<bool>,
+    layout: Layout,
+    entries: Vec<Entry>,
+    by_fn: HashMap<FnId, usize>,
+    by_instance: HashMap<Instance, usize>,
+    verify: bool,
+    mismatches: AtomicUsize,
+}
+
+/// What [`Memo::resolve`] did for one function.
+pub(crate) enum Outcome {
+    /// Entry `.0` was reused.
+    Reused(usize, Resolved),
+    /// Resolved afresh; `.1`: the entry to store for it, when it may be stored.
+    Fresh(Resolved, Option<Entry>),
+}
+
+impl Memo {
+    /// The memo for this run's index, reading its entries when a file with the same key exists.
+    /// `None` without a cache directory, or when the index's ids cannot be named stably.
+    pub(crate) fn open(ws: &Workspace, index: &Index, run_key: &str) -> Option<Memo> {
+        if usize::BITS < 64 {
+            return None;
+        }
+        let dir = ws.cache_dir.clone()?;
+        let mutable: Vec<bool> = ws
+            .units
+            .iter()
+            .map(|u| crate::cache::is_mutable(ws, u))
+            .collect();
+        if mutable.len() != index.units.len() {
+            return None;
+        }
+        let layout = Layout::of(index)?;
+        let mut memo = Memo {
+            path: PathBuf::new(),
+            dir,
+            key: String::new(),
+            mutable,
+            layout,
+            entries: Vec::new(),
+            by_fn: HashMap::new(),
+            by_instance: HashMap::new(),
+            verify: std::env::var_os("NONBLOCK_VERIFY_RESOLVE_MEMO").is_some(),
+            mismatches: AtomicUsize::new(0),
+        };
+        let mut h = Sha256::new();
+        h.update(FORMAT.to_le_bytes());
+        h.update(run_key.as_bytes());
+        h.update(memo.workspace_fingerprint(index));
+        memo.key = crate::rules::hex(&h.finalize()[..16]);
+        memo.path = memo.dir.join(format!("resolve-{}.bin", memo.key));
+        memo.entries = memo.read().unwrap_or_default();
+        for (i, Entry(stable, _, _)) in memo.entries.iter().enumerate() {
+            match memo.current(index, stable) {
+                Some(Current::Fn(f)) => {
+                    memo.by_fn.insert(f, i);
+                }
+                Some(Current::Instance(key)) => {
+                    memo.by_instance.insert(key, i);
+                }
+                None => {}
+            }
+        }
+        Some(memo)
+    }
+
+    fn read(&self) -> Option<Vec<Entry>> {
+        let bytes = std::fs::read(&self.path).ok()?;
+        let file: File = postcard::from_bytes(crate::cache::unframed(&bytes)?).ok()?;
+        (file.format == FORMAT
+            && file.key == self.key
+            && file.layout == self.layout.counts(&self.mutable))
+        .then_some(file.entries)
+    }
+
+    /// Resolves function `f` ([`crate::resolve`]'s `resolve_in` is `fresh`), reusing its entry
+    /// when it has a valid one.
+    pub(crate) fn resolve(
+        &self,
+        index: &Index,
+        table: &Table,
+        candidate: &[bool],
+        f: FnId,
+        fresh: impl Fn() -> Resolved,
+    ) -> Outcome {
+        if let Some((entry, reused)) = self.reuse(index, table, candidate, f) {
+            if self.verify {
+                let again = fresh();
+                let (old, new) = (
+                    format!("{:?}", (&reused.bodies, &reused.pending)),
+                    format!("{:?}", (&again.bodies, &again.pending)),
+                );
+                if old != new {
+                    self.mismatches.fetch_add(1, Ordering::Relaxed);
+                    eprintln!(
+                        "nonblock: resolve memo mismatch in {}:\n  stored: {old}\n  fresh:  {new}",
+                        index.fn_display(base_of(table, f))
+                    );
+                }
+            }
+            return Outcome::Reused(entry, reused);
+        }
+        let resolved = fresh();
+        let entry = self.record(index, table, candidate, f, &resolved);
+        Outcome::Fresh(resolved, entry)
+    }
+
+    fn reuse(
+        &self,
+        index: &Index,
+        table: &Table,
+        candidate: &[bool],
+        f: FnId,
+    ) -> Option<(usize, Resolved)> {
+        let entry = match table.instance(f) {
+            Some(key) => *self.by_instance.get(key)?,
+            None => *self.by_fn.get(&f)?,
+        };
+        let Entry(_, own_candidate, bytes) = &self.entries[entry];
+        if is_candidate(candidate, base_of(table, f)) != *own_candidate {
+            return None;
+        }
+        let stored: Stored = postcard::from_bytes(bytes).ok()?;
+        let mut current = Vec::with_capacity(stored.refs.len());
+        for (stable, was_candidate) in &stored.refs {
+            let now = self.current(index, stable)?;
+            let base = match &now {
+                Current::Fn(g) => *g,
+                Current::Instance(key) => key.base,
+            };
+            if is_candidate(candidate, base) != *was_candidate {
+                return None;
+            }
+            current.push(now);
+        }
+        // The instances the walk met: existing ones by id, the others pending, in order.
+        let mut ids: Vec<Option<FnId>> = current
+            .iter()
+            .map(|c| match c {
+                Current::Fn(g) => Some(*g),
+                Current::Instance(_) => None,
+            })
+            .collect();
+        let mut pending = Vec::new();
+        for &m in &stored.met {
+            let m = m as usize;
+            let Some(Current::Instance(key)) = current.get(m) else {
+                return None;
+            };
+            if ids[m].is_none() {
+                ids[m] = Some(table.get(key).unwrap_or_else(|| {
+                    pending.push(key.clone());
+                    PENDING + pending.len() - 1
+                }));
+            }
+        }
+        // An instance named without being met (the function's own id) exists already.
+        for (i, c) in current.iter().enumerate() {
+            if let (None, Current::Instance(key)) = (ids[i], c) {
+                ids[i] = Some(table.get(key)?);
+            }
+        }
+        let mut bodies = stored.bodies;
+        for b in &mut bodies {
+            b.owner = f;
+            map_ids(&mut b.calls, &mut |i| ids.get(i).copied().flatten())?;
+        }
+        Some((
+            entry,
+            Resolved {
+                bodies,
+                pending,
+                met: Vec::new(),
+            },
+        ))
+    }
+
+    /// The entry for `f`'s fresh resolution, when `f` may be stored and everything it names
+    /// has a stable name.
+    fn record(
+        &self,
+        index: &Index,
+        table: &Table,
+        candidate: &[bool],
+        f: FnId,
+        resolved: &Resolved,
+    ) -> Option<Entry> {
+        let own = match table.instance(f) {
+            Some(key) => self.stable_instance(index, key)?,
+            None => StableRef::Fn(self.stable_fn(index, f)?),
+        };
+        if !self.only_dependencies(&own) {
+            return None;
+        }
+        let mut refs: Vec<(StableRef, bool)> = Vec::new();
+        let mut ref_of: HashMap<FnId, usize> = HashMap::new();
+        let mut ref_of_instance: HashMap<&Instance, usize> = HashMap::new();
+        let intern = |refs: &mut Vec<(StableRef, bool)>, stable: StableRef, base: FnId| {
+            refs.push((stable, is_candidate(candidate, base)));
+            refs.len() - 1
+        };
+        let mut met = Vec::with_capacity(resolved.met.len());
+        for key in &resolved.met {
+            let stable = self.stable_instance(index, key)?;
+            let i = intern(&mut refs, stable, key.base);
+            ref_of_instance.insert(key, i);
+            met.push(i as u32);
+        }
+        let mut bodies = resolved.bodies.clone();
+        for b in &mut bodies {
+            if b.owner != f {
+                return None;
+            }
+            map_ids(&mut b.calls, &mut |g| {
+                if let Some(&i) = ref_of.get(&g) {
+                    return Some(i);
+                }
+                let i = if g >= PENDING {
+                    *ref_of_instance.get(resolved.pending.get(g - PENDING)?)?
+                } else if let Some(key) = table.instance(g) {
+                    match ref_of_instance.get(key) {
+                        Some(&i) => i,
+                        None => intern(&mut refs, self.stable_instance(index, key)?, key.base),
+                    }
+                } else {
+                    intern(&mut refs, StableRef::Fn(self.stable_fn(index, g)?), g)
+                };
+                ref_of.insert(g, i);
+                Some(i)
+            })?;
+        }
+        let stored = Stored { refs, met, bodies };
+        let bytes = postcard::to_allocvec(&stored).ok()?;
+        Some(Entry(
+            own,
+            is_candidate(candidate, base_of(table, f)),
+            serde_bytes::ByteBuf::from(bytes),
+        ))
+    }
+
+    /// Writes the entries this run reused (`used`, indices) and those it recorded, when that
+    /// changes the file. Returns how many mismatches the verification found (0 without it).
+    pub(crate) fn save(self, mut used: Vec<usize>, recorded: Vec<Entry>) -> usize {
+        let mismatches = self.mismatches.load(Ordering::Relaxed);
+        used.sort_unstable();
+        used.dedup();
+        if recorded.is_empty() && used.len() == self.entries.len() {
+            return mismatches;
+        }
+        let mut entries: Vec<Option<Entry>> = self.entries.into_iter().map(Some).collect();
+        let file = File {
+            format: FORMAT,
+            key: self.key,
+            layout: self.layout.counts(&self.mutable),
+            entries: used
+                .into_iter()
+                .filter_map(|i| entries[i].take())
+                .chain(recorded)
+                .collect(),
+        };
+        if let Ok(payload) = postcard::to_allocvec(&file) {
+            crate::cache::write_atomically(&self.path, &crate::cache::framed(&payload));
+            crate::cache::keep_newest(&self.dir, "resolve-", KEEP);
+        }
+        mismatches
+    }
+
+    /// Whether every unit `stable` names is a dependency's: only then can its resolution not
+    /// read workspace code.
+    fn only_dependencies(&self, stable: &StableRef) -> bool {
+        let immutable = |u: u32| !self.mutable[u as usize];
+        let fn_ok = |f: &StableFn| match f {
+            StableFn::Unit(u, _) | StableFn::ImplFn(u, _, _) | StableFn::TraitFn(u, _, _) => {
+                immutable(*u)
+            }
+        };
+        match stable {
+            StableRef::Fn(f) => fn_ok(f),
+            StableRef::Instance { base, imp, bind } => {
+                fn_ok(base)
+                    && imp.is_none_or(|(u, _)| immutable(u))
+                    && bind.iter().all(|(_, t)| {
+                        let mut ok = true;
+                        map_ty(t, &mut |id| {
+                            ok &= immutable((id >> 32) as u32);
+                            Some(id)
+                        });
+                        ok
+                    })
+            }
+        }
+    }
+
+    fn stable_fn(&self, index: &Index, f: FnId) -> Option<StableFn> {
+        let def = index.fns.get(f)?;
+        let unit = def.unit;
+        if !self.mutable[unit] {
+            return Some(StableFn::Unit(
+                unit as u32,
+                (f - self.layout.fns[unit].start) as u32,
+            ));
+        }
+        let name = &def.ir.name;
+        match def.owner {
+            FnOwner::Impl(i) if index.impls[i].fns.get(name.as_str()) == Some(&f) => {
+                let (u, o) = self.stable_impl(index, i);
+                Some(StableFn::ImplFn(u, o, name.clone()))
+            }
+            FnOwner::Trait(t) => match &index.types[t].kind {
+                TypeKind::Trait { methods, .. } if methods.get(name.as_str()) == Some(&f) => {
+                    let id = self.stable_type(index, t);
+                    Some(StableFn::TraitFn(
+                        (id >> 32) as u32,
+                        id as u32,
+                        name.clone(),
+                    ))
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn stable_impl(&self, index: &Index, i: ImplId) -> (u32, u32) {
+        let unit = index.impls[i].unit;
+        (unit as u32, (i - self.layout.impls[unit].start) as u32)
+    }
+
+    /// A local type id as `unit << 32 | offset`.
+    fn stable_type(&self, index: &Index, t: TypeId) -> usize {
+        let unit = index.types[t].unit;
+        (unit << 32) | (t - self.layout.types[unit].start)
+    }
+
+    fn stable_instance(&self, index: &Index, key: &Instance) -> Option<StableRef> {
+        let base = self.stable_fn(index, key.base)?;
+        let mut bind = Vec::with_capacity(key.bind.len());
+        for (name, t) in &key.bind {
+            bind.push((
+                name.clone(),
+                map_ty(t, &mut |id| Some(self.stable_type(index, id)))?,
+            ));
+        }
+        Some(StableRef::Instance {
+            base,
+            imp: key.imp.map(|i| self.stable_impl(index, i)),
+            bind,
+        })
+    }
+
+    fn current(&self, index: &Index, stable: &StableRef) -> Option<Current> {
+        match stable {
+            StableRef::Fn(f) => self.current_fn(index, f).map(Current::Fn),
+            StableRef::Instance { base, imp, bind } => {
+                let mut key = Instance {
+                    base: self.current_fn(index, base)?,
+                    imp: None,
+                    bind: Vec::with_capacity(bind.len()),
+                };
+                if let Some((u, o)) = imp {
+                    key.imp = Some(offset(&self.layout.impls, *u, *o)?);
+                }
+                for (name, t) in bind {
+                    let t = map_ty(t, &mut |id| {
+                        offset(&self.layout.types, (id >> 32) as u32, id as u32)
+                    })?;
+                    key.bind.push((name.clone(), t));
+                }
+                Some(Current::Instance(key))
+            }
+        }
+    }
+
+    fn current_fn(&self, index: &Index, f: &StableFn) -> Option<FnId> {
+        match f {
+            StableFn::Unit(u, o) => {
+                if self.mutable.get(*u as usize).is_none_or(|m| *m) {
+                    return None;
+                }
+                offset(&self.layout.fns, *u, *o)
+            }
+            StableFn::ImplFn(u, o, name) => {
+                let i = offset(&self.layout.impls, *u, *o)?;
+                index.impls[i].fns.get(name.as_str()).copied()
+            }
+            StableFn::TraitFn(u, o, name) => {
+                let t = offset(&self.layout.types, *u, *o)?;
+                match &index.types[t].kind {
+                    TypeKind::Trait { methods, .. } => methods.get(name.as_str()).copied(),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    /// What the workspace's own units show the graph-wide tables a dependency's resolution
+    /// reads (see the module documentation).
+    fn workspace_fingerprint(&self, index: &Index) -> [u8; 32] {
+        let mut h = Sha256::new();
+        let stable_ty = |t: &Ty| map_ty(t, &mut |id| Some(self.stable_type(index, id)));
+        let sig = |f: FnId| {
+            let d = &index.fns[f];
+            format!("{:?} {}", d.ir.sig, d.ir.body.is_some())
+        };
+        for (u, unit) in index.units.iter().enumerate() {
+            if !self.mutable[u] {
+                continue;
+            }
+            h.update(format!("unit {u} {}\n", unit.crate_name));
+            for t in self.layout.types[u].clone() {
+                let def = &index.types[t];
+                let kind = match &def.kind {
+                    TypeKind::Trait {
+                        methods,
+                        supertraits,
+                        generics,
+                        assoc_bounds,
+                    } => {
+                        let mut ms: Vec<String> = methods
+                            .iter()
+                            .map(|(n, &f)| format!("{n} {}", sig(f)))
+                            .collect();
+                        ms.sort();
+                        format!("trait {supertraits:?} {generics:?} {assoc_bounds:?} {ms:?}")
+                    }
+                    other => format!("{other:?}"),
+                };
+                h.update(format!(
+                    "type {:?} {} {:?} {kind}\n",
+                    index.modules[def.module].path, def.name, def.derives
+                ));
+            }
+            for i in self.layout.impls[u].clone() {
+                let imp = &index.impls[i];
+                // Only impls for other crates' types are constructors `field_fns` may read.
+                let own_type =
+                    local_type(&imp.self_ty).is_some_and(|t| self.mutable[index.types[t].unit]);
+                let mut fns: Vec<String> = imp
+                    .fns
+                    .iter()
+                    .map(|(n, &f)| {
+                        let body = match (&index.fns[f].ir.body, own_type) {
+                            (Some(b), false) => crate::rules::hex(&Sha256::digest(b.bytes())),
+                            _ => String::new(),
+                        };
+                        format!("{n} {} {body}", sig(f))
+                    })
+                    .collect();
+                fns.sort();
+                h.update(format!(
+                    "impl {:?} {:?} {:?} {:?} {:?} {:?} {:?} {:?} {fns:?}\n",
+                    index.modules[imp.module].path,
+                    imp.ir_self,
+                    imp.ir_trait,
+                    imp.generics,
+                    imp.assoc_types,
+                    imp.assoc_consts,
+                    stable_ty(&imp.self_ty),
+                    imp.trait_ref.as_ref().map(|r| match r {
+                        TraitRef::Local(t) => TraitRef::Local(self.stable_type(index, *t)),
+                        other => other.clone(),
+                    }),
+                ));
+            }
+        }
+        h.finalize().into()
+    }
+}
+
+/// The function whose IR `f` runs: `f`, or an instance's base.
+fn base_of(table: &Table, f: FnId) -> FnId {
+    table.instance(f).map_or(f, |i| i.base)
+}
+
+fn is_candidate(candidate: &[bool], f: FnId) -> bool {
+    candidate.get(f).copied().unwrap_or(false)
+}
+
+/// The id at `offset` of `unit`'s range, when there is one.
+fn offset(ranges: &[Range<usize>], unit: u32, offset: u32) -> Option<usize> {
+    let r = ranges.get(unit as usize)?;
+    let id = r.start + offset as usize;
+    (id < r.end).then_some(id)
+}
+
+/// The local type a self type names, behind references.
+fn local_type(t: &Ty) -> Option<TypeId> {
+    match t {
+        Ty::Adt(TyCon::Local(id), _) => Some(*id),
+        Ty::Ref(inner) => local_type(inner),
+        _ => None,
+    }
+}
+
+/// `t` with every local type id (of a type or a trait) mapped by `f`; `None` when `f` fails.
+fn map_ty(t: &Ty, f: &mut impl FnMut(usize) -> Option<usize>) -> Option<Ty> {
+    let trait_ref = |r: &TraitRef, f: &mut dyn FnMut(usize) -> Option<usize>| match r {
+        TraitRef::Local(id) => f(*id).map(TraitRef::Local),
+        other => Some(other.clone()),
+    };
+    Some(match t {
+        Ty::Adt(con, args) => {
+            let con = match con {
+                TyCon::Local(id) => TyCon::Local(f(*id)?),
+                other => other.clone(),
+            };
+            let args = args.iter().map(|a| map_ty(a, f)).collect::<Option<_>>()?;
+            Ty::Adt(con, args)
+        }
+        Ty::Ref(inner) => Ty::Ref(Box::new(map_ty(inner, f)?)),
+        Ty::Param {
+            name,
+            bounds,
+            bound_args,
+        } => Ty::Param {
+            name: name.clone(),
+            bounds: bounds
+                .iter()
+                .map(|b| trait_ref(b, f))
+                .collect::<Option<_>>()?,
+            bound_args: bound_args
+                .iter()
+                .map(|args| args.iter().map(|a| map_ty(a, f)).collect::<Option<_>>())
+                .collect::<Option<_>>()?,
+        },
+        Ty::Dyn(bounds) => Ty::Dyn(
+            bounds
+                .iter()
+                .map(|b| trait_ref(b, f))
+                .collect::<Option<_>>()?,
+        ),
+        Ty::Tuple(items) => Ty::Tuple(items.iter().map(|a| map_ty(a, f)).collect::<Option<_>>()?),
+        Ty::Slice(inner) => Ty::Slice(Box::new(map_ty(inner, f)?)),
+        Ty::Str => Ty::Str,
+        Ty::Unknown => Ty::Unknown,
+    })
+}
+
+/// Maps every `Target::Fn` id of `calls` (closure arguments' calls too) by `f`; `None` when
+/// `f` fails.
+fn map_ids(calls: &mut [CallSite], f: &mut impl FnMut(FnId) -> Option<FnId>) -> Option<()> {
+    for c in calls {
+        for t in &mut c.targets {
+            if let crate::resolve::Target::Fn(g, _) = t {
+                *g = f(*g)?;
+            }
+        }
+        for ca in &mut c.closure_args {
+            map_ids(&mut ca.calls, f)?;
+        }
+    }
+    Some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+    use std::time::Instant;
+
+    use crate::config::Config;
+    use crate::discover::{DepTarget, SourceKind, Workspace};
+    use crate::testutil::{scratch_workspace, Scratch};
+    use crate::{Report, RuleDb};
+
+    /// A member `app` (its `src/lib.rs` is `app`) depending on a registry crate `dep`, with a
+    /// cache directory: what a real run with a warm target directory sees.
+    fn app_and_dependency(name: &str, app: &str, dep: &str) -> (Workspace, Scratch) {
+        let (mut ws, scratch) = scratch_workspace(name, app, SourceKind::Workspace, true);
+        ws.packages[0].name = "app".into();
+        ws.packages[0].is_member = true;
+        ws.units[0].crate_name = "app".into();
+        let dep_root = scratch.0.join("dep/src/lib.rs");
+        std::fs::create_dir_all(dep_root.parent().unwrap()).unwrap();
+        std::fs::write(&dep_root, dep).unwrap();
+        let mut package = ws.packages[0].clone();
+        package.name = "dep".into();
+        package.id = "registry+https://example.invalid#dep@1.0.0".into();
+        package.manifest_dir = scratch.0.join("dep");
+        package.is_member = false;
+        package.report_roots = false;
+        package.source = SourceKind::Registry;
+        ws.packages.push(package);
+        let mut unit = ws.units[0].clone();
+        unit.package = 1;
+        unit.crate_name = "dep".into();
+        unit.root = dep_root;
+        ws.units.push(unit);
+        ws.units[0].deps.insert("dep".into(), DepTarget::Unit(1));
+        (ws, scratch)
+    }
+
+    fn run(ws: &Workspace) -> Report {
+        crate::run_cache::analyze(
+            ws,
+            &RuleDb::builtin(),
+            &Config::default(),
+            &crate::progress::Silent,
+            Instant::now(),
+            BTreeMap::new(),
+            false,
+        )
+    }
+
+    /// The same workspace analysed without any cache: the reference a reusing run must equal.
+    fn cold(ws: &Workspace) -> String {
+        let mut uncached = ws.clone();
+        uncached.cache_dir = None;
+        run(&uncached).without_timings().to_json()
+    }
+
+    fn append(scratch: &Scratch, text: &str) {
+        let path = scratch.0.join("src/lib.rs");
+        let mut src = std::fs::read_to_string(&path).unwrap();
+        src.push_str(text);
+        std::fs::write(path, src).unwrap();
+    }
+
+    const DEP: &str = "pub trait Store {\n\
+                           fn path(&self) -> String;\n\
+                           fn load(&self) -> String { std::fs::read_to_string(self.path()).unwrap() }\n\
+                       }\n\
+                       pub struct Disk;\n\
+                       impl Store for Disk { fn path(&self) -> String { String::from(\"x\") } }\n\
+                       pub fn open() -> String { Disk.load() }\n\
+                       pub fn helper() -> String { open() }\n\
+                       pub fn pause() { std::thread::sleep(std::time::Duration::from_millis(1)); }\n";
+
+    #[test]
+    fn an_edited_member_reuses_its_dependencys_resolutions_and_reports_as_a_cold_run() {
+        let app = "pub async fn handler() {\n    dep::helper();\n}\n";
+        let (ws, scratch) = app_and_dependency("memo-reuse", app, DEP);
+        let first = run(&ws);
+        assert_eq!(first.cache.resolutions_reused, 0, "nothing stored yet");
+        assert_eq!(first.findings.len(), 1, "{:?}", first.findings);
+
+        append(&scratch, "pub async fn added() {\n    dep::pause();\n}\n");
+        let edited = run(&ws);
+        assert!(!edited.cache.report_reused);
+        // helper, open, and the instance of `Store::load` for `Disk`.
+        assert!(
+            edited.cache.resolutions_reused >= 3,
+            "reused {}",
+            edited.cache.resolutions_reused
+        );
+        assert_eq!(edited.findings.len(), 2, "the added root's finding too");
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
+    }
+
+    #[test]
+    fn a_new_workspace_impl_a_dependency_dispatches_to_is_not_hidden_by_stored_resolutions() {
+        let dep = "pub trait Source { fn read(&self) -> String; }\n\
+                   pub fn read_all(s: &dyn Source) -> String { s.read() }\n";
+        // Both types exist before the edit: only the impl is new.
+        let app = "pub struct Mem;\n\
+                   pub struct Disk;\n\
+                   impl dep::Source for Mem { fn read(&self) -> String { String::new() } }\n\
+                   pub async fn handler(s: &dyn dep::Source) {\n    dep::read_all(s);\n}\n";
+        let (ws, scratch) = app_and_dependency("memo-impl", app, dep);
+        assert!(run(&ws).findings.is_empty());
+        append(
+            &scratch,
+            "impl dep::Source for Disk {\n    fn read(&self) -> String { std::fs::read_to_string(\"x\").unwrap() }\n}\n",
+        );
+        let edited = run(&ws);
+        assert_eq!(edited.cache.resolutions_reused, 0, "another key");
+        assert_eq!(edited.findings.len(), 1, "read_all reaches Disk::read");
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
+    }
+
+    #[test]
+    fn a_damaged_memo_is_ignored_and_rewritten() {
+        let app = "pub async fn handler() {\n    dep::helper();\n}\n";
+        let (ws, scratch) = app_and_dependency("memo-damaged", app, DEP);
+        run(&ws);
+        let dir = ws.cache_dir.clone().unwrap();
+        let file =
+            crate::testutil::cache_file(&dir, |n| n.starts_with("resolve-")).expect("a memo file");
+        let good = std::fs::read(&file).unwrap();
+        std::fs::write(&file, &good[..good.len() / 2]).unwrap();
+        append(&scratch, "pub fn edited() {}\n");
+        let damaged = run(&ws);
+        assert_eq!(damaged.cache.resolutions_reused, 0);
+        assert_eq!(damaged.without_timings().to_json(), cold(&ws));
+        append(&scratch, "pub fn edited_again() {}\n");
+        assert!(run(&ws).cache.resolutions_reused >= 3, "rewritten whole");
+    }
+
+    #[test]
+    fn ids_are_named_by_unit_and_offset_and_named_back() {
+        let app = "pub struct Mem;\n\
+                   impl dep::Store for Mem { fn path(&self) -> String { String::new() } }\n\
+                   pub fn free() {}\n";
+        let (ws, _scratch) = app_and_dependency("memo-names", app, DEP);
+        let loads: Vec<_> = (0..ws.units.len())
+            .map(|u| crate::load::load_unit(&ws, u).loaded)
+            .collect();
+        let index = crate::index::Index::build(&ws, loads);
+        let memo = super::Memo::open(&ws, &index, "key").expect("a memo");
+        for f in 0..index.fns.len() {
+            let def = &index.fns[f];
+            match memo.stable_fn(&index, f) {
+                Some(stable) => {
+                    let back = memo.current_fn(&index, &stable);
+                    assert_eq!(back, Some(f), "{stable:?}");
+                }
+                None => {
+                    assert!(
+                        memo.mutable[def.unit],
+                        "a dependency's function always has a name"
+                    );
+                    assert_eq!(def.owner, crate::index::FnOwner::Free, "{}", def.ir.name);
+                }
+            }
+        }
+    }
+}
