@@ -273,9 +273,13 @@ pub(crate) fn analyze_configured(
     let mut errors: Vec<Diagnostic> = model_warnings;
     let mut loaded = Vec::new();
     let mut run_inputs = Some(Vec::new());
+    // What each member's sources were this run, when recorded (`resolve_memo`).
+    let mut member_digests = vec![None; ws.units.len()];
     for mut l in loads {
         if cache::is_mutable(&ws, &ws.units[l.loaded.unit]) {
-            match (&mut run_inputs, l.inputs.take()) {
+            let unit_inputs = l.inputs.take();
+            member_digests[l.loaded.unit] = unit_inputs.as_deref().map(resolve_memo::inputs_digest);
+            match (&mut run_inputs, unit_inputs) {
                 (Some(all), Some(unit_inputs)) => all.extend(unit_inputs),
                 _ => run_inputs = None,
             }
@@ -302,7 +306,7 @@ pub(crate) fn analyze_configured(
     progress.phase("resolve", 0);
 
     let root_fns = roots::candidates(&ws, &index, &config.roots);
-    let memo = run_key.and_then(|key| resolve_memo::Memo::open(&ws, &index, key));
+    let memo = run_key.and_then(|key| resolve_memo::Memo::open(&ws, &index, key, &member_digests));
     let resolve::Resolution {
         bodies: resolved,
         panics,

@@ -1,25 +1,28 @@
-//! Part of stage 3b, *resolve*: the resolutions of dependency functions, kept across runs.
+//! Part of stage 3b, *resolve*: functions' resolutions, kept across runs.
 //!
 //! Why: after an edit of one workspace file, resolution was half of deno's run (2.8 of 5.6 s,
 //! issue 17 asks ≤ 3 s for the whole run), and 70 % of its CPU went to functions of registry
 //! crates (43 800 plain functions and 13 500 instances of their provided methods), whose sources
-//! cannot change.
+//! cannot change; most of the rest to members the edited one does not reach.
 //!
-//! What a dependency function's resolution reads: its own body, the items of its crate and of
-//! the crates that crate depends on (all immutable), and the graph-wide tables of impls (a
-//! generic or `dyn` call dispatches to every impl of the trait, the workspace's included; a
-//! field's fn items are read from the constructors among its type's trait impls, which may be
-//! workspace impls; [`crate::field_fns`]). It also reads the root candidates
-//! ([`crate::roots::candidates`]: a candidate is never instantiated) and which instances the
-//! resolution already numbered (an existing instance is named by its id, a new one is pending).
+//! What a function's resolution reads: its own body, the items of its crate and of the crates
+//! that crate depends on, and the graph-wide tables of impls (a generic or `dyn` call dispatches
+//! to every impl of the trait, the workspace's included; a field's fn items are read from the
+//! constructors among its type's trait impls, which another crate may write; [`crate::field_fns`]).
+//! It also reads the root candidates ([`crate::roots::candidates`]: a candidate is never
+//! instantiated) and which instances the resolution already numbered (an existing instance is
+//! named by its id, a new one is pending).
 //!
 //! So an entry is valid when:
 //! - the *key* matches: the run key ([`crate::run_cache`]: workspace, rules, configuration,
-//!   models, the analyzer's build) and a fingerprint of what the workspace's own crates show the
-//!   graph-wide tables: their types (names, fields, trait methods' signatures), their impls
-//!   (headers, methods' signatures, and the bodies of impls for types of other crates, which
-//!   [`crate::field_fns`] may read). A body edited, or a free function or module added, leaves
-//!   it unchanged; an impl added or a signature changed does not;
+//!   models, the analyzer's build) and a fingerprint of what members show the graph-wide tables:
+//!   their types (names, fields, trait methods' signatures), their impls (headers, methods'
+//!   signatures, and the bodies of impls for other crates' types, which [`crate::field_fns`] may
+//!   read). A body edited, or a free function or module added, leaves it unchanged; an impl added
+//!   or a signature changed does not;
+//! - for an entry of a member's function (or of an instance over a member's impl or types): the
+//!   member and every member it depends on have the sources they had ([`closure_digest`]), so
+//!   everything its paths can name is unchanged. A dependency's sources cannot change;
 //! - every function the entry names still exists and has the root-candidate bit it had;
 //! - instances are stored as keys, never ids: the walk's instances are recorded in the order it
 //!   met them (`met`), so a reused entry names existing instances by their ids and the others as
@@ -28,11 +31,10 @@
 //!
 //! Ids shift between runs (members come first in the unit order, so a function added to a
 //! member shifts every dependency's function ids), so an entry names functions by unit and
-//! offset within the unit (a dependency unit's layout is fixed by the run key), a workspace
-//! impl's method by its impl's offset and its name, a workspace trait's method likewise; types
-//! and impls by unit and offset (a workspace unit's lists are part of the fingerprint). Only
-//! entries for functions of dependency units, and instances whose base, impl and bound types are
-//! all of dependency units, are stored: anything else reads workspace code.
+//! offset within the unit (a dependency unit's layout is fixed by the run key; a member's by its
+//! closure digest, carried in the name), a member's impl or trait method by its impl's or
+//! trait's offset and its name; types and impls by unit and offset (members' lists are part of
+//! the fingerprint).
 //!
 //! `NONBLOCK_VERIFY_RESOLVE_MEMO=1` resolves every reused function again and reports on stderr
 //! each one whose stored resolution differs (the check run on real applications).
@@ -52,7 +54,7 @@ use crate::resolve::{CallSite, Resolved};
 use crate::ty::{TraitRef, Ty, TyCon};
 
 /// Bumped when the file's layout or the meaning of an entry changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 
 /// Memo files kept per cache directory (a few option sets used in turn keep theirs).
 const KEEP: usize = 2;
@@ -62,6 +64,10 @@ const KEEP: usize = 2;
 enum StableFn {
     /// (unit, offset among its functions): a dependency unit's function.
     Unit(u32, u32),
+    /// (unit, offset among its functions, [`Memo::closure_digest`] of the unit): a member's
+    /// function that is no impl's or trait's method, named so only while neither the member
+    /// nor what it depends on changed.
+    Member(u32, u32, [u8; 16]),
     /// (unit, offset among its impls, name): an impl's method.
     ImplFn(u32, u32, String),
     /// (unit, offset among its types, name): a trait's method.
@@ -92,9 +98,10 @@ struct Stored {
 }
 
 /// An entry: whose resolution, its root-candidate bit, the encoded [`Stored`] (decoded only
-/// when reused, on the resolving thread).
+/// when reused, on the resolving thread), and the members whose code it read: each with its
+/// [`Memo::closure_digest`] when recorded.
 #[derive(Serialize, Deserialize)]
-pub(crate) struct Entry(StableRef, bool, serde_bytes::ByteBuf);
+pub(crate) struct Entry(StableRef, bool, serde_bytes::ByteBuf, Vec<(u32, [u8; 16])>);
 
 #[derive(Serialize, Deserialize)]
 struct File {
@@ -172,6 +179,9 @@ pub(crate) struct Memo {
     dir: PathBuf,
     key: String,
     mutable: Vec<bool>,
+    /// Per member unit: [`Memo::closure_digest`]; `None` for dependencies, and for members whose
+    /// sources (or a member's they depend on) were not recorded.
+    closure_digests: Vec<Option<[u8; 16]>>,
     layout: Layout,
     entries: Vec<Entry>,
     by_fn: HashMap<FnId, usize>,
@@ -191,7 +201,13 @@ pub(crate) enum Outcome {
 impl Memo {
     /// The memo for this run's index, reading its entries when a file with the same key exists.
     /// `None` without a cache directory, or when the index's ids cannot be named stably.
-    pub(crate) fn open(ws: &Workspace, index: &Index, run_key: &str) -> Option<Memo> {
+    /// `member_digests`: per unit, [`inputs_digest`] of a member's recorded inputs.
+    pub(crate) fn open(
+        ws: &Workspace,
+        index: &Index,
+        run_key: &str,
+        member_digests: &[Option<[u8; 16]>],
+    ) -> Option<Memo> {
         if usize::BITS < 64 {
             return None;
         }
@@ -205,11 +221,15 @@ impl Memo {
             return None;
         }
         let layout = Layout::of(index)?;
+        let closure_digests = (0..ws.units.len())
+            .map(|u| closure_digest(ws, &mutable, member_digests, u))
+            .collect();
         let mut memo = Memo {
             path: PathBuf::new(),
             dir,
             key: String::new(),
             mutable,
+            closure_digests,
             layout,
             entries: Vec::new(),
             by_fn: HashMap::new(),
@@ -224,7 +244,7 @@ impl Memo {
         memo.key = crate::rules::hex(&h.finalize()[..16]);
         memo.path = memo.dir.join(format!("resolve-{}.bin", memo.key));
         memo.entries = memo.read().unwrap_or_default();
-        for (i, Entry(stable, _, _)) in memo.entries.iter().enumerate() {
+        for (i, Entry(stable, _, _, _)) in memo.entries.iter().enumerate() {
             match memo.current(index, stable) {
                 Some(Current::Fn(f)) => {
                     memo.by_fn.insert(f, i);
@@ -290,9 +310,14 @@ impl Memo {
             Some(key) => *self.by_instance.get(key)?,
             None => *self.by_fn.get(&f)?,
         };
-        let Entry(_, own_candidate, bytes) = &self.entries[entry];
+        let Entry(_, own_candidate, bytes, read) = &self.entries[entry];
         if is_candidate(candidate, base_of(table, f)) != *own_candidate {
             return None;
+        }
+        for (u, digest) in read {
+            if self.closure_digests.get(*u as usize)?.as_ref() != Some(digest) {
+                return None;
+            }
         }
         let stored: Stored = postcard::from_bytes(bytes).ok()?;
         let mut current = Vec::with_capacity(stored.refs.len());
@@ -363,9 +388,7 @@ impl Memo {
             Some(key) => self.stable_instance(index, key)?,
             None => StableRef::Fn(self.stable_fn(index, f)?),
         };
-        if !self.only_dependencies(&own) {
-            return None;
-        }
+        let read = self.members_read(&own)?;
         let mut refs: Vec<(StableRef, bool)> = Vec::new();
         let mut ref_of: HashMap<FnId, usize> = HashMap::new();
         let mut ref_of_instance: HashMap<&Instance, usize> = HashMap::new();
@@ -409,6 +432,7 @@ impl Memo {
             own,
             is_candidate(candidate, base_of(table, f)),
             serde_bytes::ByteBuf::from(bytes),
+            read,
         ))
     }
 
@@ -439,30 +463,39 @@ impl Memo {
         mismatches
     }
 
-    /// Whether every unit `stable` names is a dependency's: only then can its resolution not
-    /// read workspace code.
-    fn only_dependencies(&self, stable: &StableRef) -> bool {
-        let immutable = |u: u32| !self.mutable[u as usize];
-        let fn_ok = |f: &StableFn| match f {
-            StableFn::Unit(u, _) | StableFn::ImplFn(u, _, _) | StableFn::TraitFn(u, _, _) => {
-                immutable(*u)
-            }
+    /// The members whose code the resolution of `stable` reads, with their closure digests:
+    /// the units it names (its own, an impl's, the bound types') are read with everything they
+    /// depend on. `None` when one of them has no digest (its sources were not recorded).
+    fn members_read(&self, stable: &StableRef) -> Option<Vec<(u32, [u8; 16])>> {
+        let mut units = Vec::new();
+        let fn_unit = |f: &StableFn| match f {
+            StableFn::Unit(u, _)
+            | StableFn::Member(u, _, _)
+            | StableFn::ImplFn(u, _, _)
+            | StableFn::TraitFn(u, _, _) => *u,
         };
         match stable {
-            StableRef::Fn(f) => fn_ok(f),
+            StableRef::Fn(f) => units.push(fn_unit(f)),
             StableRef::Instance { base, imp, bind } => {
-                fn_ok(base)
-                    && imp.is_none_or(|(u, _)| immutable(u))
-                    && bind.iter().all(|(_, t)| {
-                        let mut ok = true;
-                        map_ty(t, &mut |id| {
-                            ok &= immutable((id >> 32) as u32);
-                            Some(id)
-                        });
-                        ok
-                    })
+                units.push(fn_unit(base));
+                units.extend(imp.map(|(u, _)| u));
+                for (_, t) in bind {
+                    map_ty(t, &mut |id| {
+                        units.push((id >> 32) as u32);
+                        Some(id)
+                    });
+                }
             }
         }
+        units.sort_unstable();
+        units.dedup();
+        let mut read = Vec::new();
+        for u in units {
+            if *self.mutable.get(u as usize)? {
+                read.push((u, (*self.closure_digests.get(u as usize)?)?));
+            }
+        }
+        Some(read)
     }
 
     fn stable_fn(&self, index: &Index, f: FnId) -> Option<StableFn> {
@@ -475,6 +508,14 @@ impl Memo {
             ));
         }
         let name = &def.ir.name;
+        let member = || {
+            let digest = (*self.closure_digests.get(unit)?)?;
+            Some(StableFn::Member(
+                unit as u32,
+                (f - self.layout.fns[unit].start) as u32,
+                digest,
+            ))
+        };
         match def.owner {
             FnOwner::Impl(i) if index.impls[i].fns.get(name.as_str()) == Some(&f) => {
                 let (u, o) = self.stable_impl(index, i);
@@ -489,9 +530,9 @@ impl Memo {
                         name.clone(),
                     ))
                 }
-                _ => None,
+                _ => member(),
             },
-            _ => None,
+            _ => member(),
         }
     }
 
@@ -553,6 +594,12 @@ impl Memo {
                 }
                 offset(&self.layout.fns, *u, *o)
             }
+            StableFn::Member(u, o, digest) => {
+                if self.closure_digests.get(*u as usize)?.as_ref() != Some(digest) {
+                    return None;
+                }
+                offset(&self.layout.fns, *u, *o)
+            }
             StableFn::ImplFn(u, o, name) => {
                 let i = offset(&self.layout.impls, *u, *o)?;
                 index.impls[i].fns.get(name.as_str()).copied()
@@ -606,9 +653,9 @@ impl Memo {
             }
             for i in self.layout.impls[u].clone() {
                 let imp = &index.impls[i];
-                // Only impls for other crates' types are constructors `field_fns` may read.
-                let own_type =
-                    local_type(&imp.self_ty).is_some_and(|t| self.mutable[index.types[t].unit]);
+                // Only impls for other crates' types are constructors `field_fns` may read
+                // from outside the crates a stored resolution depends on.
+                let own_type = local_type(&imp.self_ty).is_some_and(|t| index.types[t].unit == u);
                 let mut fns: Vec<String> = imp
                     .fns
                     .iter()
@@ -639,6 +686,49 @@ impl Memo {
         }
         h.finalize().into()
     }
+}
+
+/// A digest of a member's recorded inputs (its files' contents and the paths looked for).
+pub(crate) fn inputs_digest(inputs: &[crate::inputs::Input]) -> [u8; 16] {
+    let digest = Sha256::digest(format!("{inputs:?}").as_bytes());
+    let mut out = [0; 16];
+    out.copy_from_slice(&digest[..16]);
+    out
+}
+
+/// For a member: a digest of its inputs' and those of every member it depends on
+/// (transitively), so that its IR, and everything its functions' resolutions can name by path,
+/// is unchanged while the digest is. `None` for a dependency, or when a member in the closure
+/// has no recorded inputs.
+fn closure_digest(
+    ws: &Workspace,
+    mutable: &[bool],
+    member_digests: &[Option<[u8; 16]>],
+    unit: usize,
+) -> Option<[u8; 16]> {
+    if !mutable[unit] {
+        return None;
+    }
+    let mut seen = vec![false; ws.units.len()];
+    let mut stack = vec![unit];
+    seen[unit] = true;
+    while let Some(u) = stack.pop() {
+        for dep in ws.units[u].deps.values() {
+            if let crate::discover::DepTarget::Unit(v) = dep {
+                if !std::mem::replace(&mut seen[*v], true) {
+                    stack.push(*v);
+                }
+            }
+        }
+    }
+    let mut h = Sha256::new();
+    for (u, _) in seen.iter().enumerate().filter(|(u, s)| **s && mutable[*u]) {
+        h.update((u as u64).to_le_bytes());
+        h.update((*member_digests.get(u)?)?);
+    }
+    let mut out = [0; 16];
+    out.copy_from_slice(&h.finalize()[..16]);
+    Some(out)
 }
 
 /// The function whose IR `f` runs: `f`, or an instance's base.
@@ -869,22 +959,119 @@ mod tests {
             .map(|u| crate::load::load_unit(&ws, u).loaded)
             .collect();
         let index = crate::index::Index::build(&ws, loads);
-        let memo = super::Memo::open(&ws, &index, "key").expect("a memo");
+        // Without the member's inputs, its free functions have no name; with them, all do.
+        let unrecorded = super::Memo::open(&ws, &index, "key", &[None, None]).expect("a memo");
+        let recorded =
+            super::Memo::open(&ws, &index, "key", &[Some([7; 16]), None]).expect("a memo");
         for f in 0..index.fns.len() {
             let def = &index.fns[f];
-            match memo.stable_fn(&index, f) {
-                Some(stable) => {
-                    let back = memo.current_fn(&index, &stable);
-                    assert_eq!(back, Some(f), "{stable:?}");
+            let stable = recorded.stable_fn(&index, f).expect("a name");
+            assert_eq!(recorded.current_fn(&index, &stable), Some(f), "{stable:?}");
+            match unrecorded.stable_fn(&index, f) {
+                Some(other) => {
+                    assert!(!matches!(other, super::StableFn::Member(..)));
+                    assert_eq!(unrecorded.current_fn(&index, &other), Some(f), "{other:?}");
                 }
                 None => {
                     assert!(
-                        memo.mutable[def.unit],
-                        "a dependency's function always has a name"
+                        recorded.mutable[def.unit],
+                        "a dependency's function has a name"
                     );
                     assert_eq!(def.owner, crate::index::FnOwner::Free, "{}", def.ir.name);
                 }
             }
+            if let super::StableFn::Member(..) = stable {
+                assert_eq!(
+                    unrecorded.current_fn(&index, &stable),
+                    None,
+                    "another digest"
+                );
+            }
         }
+    }
+
+    /// `app` (a member) depending on `core_lib` (a member) depending on `dep` (a registry crate).
+    fn two_members_and_dependency(
+        name: &str,
+        app: &str,
+        core: &str,
+        dep: &str,
+    ) -> (Workspace, Scratch) {
+        let (mut ws, scratch) = app_and_dependency(name, app, dep);
+        let core_root = scratch.0.join("core/src/lib.rs");
+        std::fs::create_dir_all(core_root.parent().unwrap()).unwrap();
+        std::fs::write(&core_root, core).unwrap();
+        let mut package = ws.packages[0].clone();
+        package.name = "core_lib".into();
+        package.id = "path+file:///core#0.1.0".into();
+        package.manifest_dir = scratch.0.join("core");
+        ws.packages.push(package);
+        let mut unit = ws.units[0].clone();
+        unit.package = 2;
+        unit.crate_name = "core_lib".into();
+        unit.root = core_root;
+        unit.deps = BTreeMap::from([("dep".to_string(), DepTarget::Unit(1))]);
+        ws.units.push(unit);
+        ws.units[0]
+            .deps
+            .insert("core_lib".into(), DepTarget::Unit(2));
+        (ws, scratch)
+    }
+
+    #[test]
+    fn a_member_the_edited_one_does_not_depend_on_keeps_its_resolutions() {
+        let app = "pub async fn handler() {\n    core_lib::run();\n}\n";
+        let core = "pub fn run() {\n    step();\n}\nfn step() {\n    dep::helper();\n}\n";
+        let (ws, scratch) = two_members_and_dependency("memo-members", app, core, DEP);
+        let first = run(&ws);
+        assert_eq!(first.findings.len(), 1, "{:?}", first.findings);
+        append(&scratch, "pub fn edited() {}\n");
+        let edited = run(&ws);
+        // The dependency's helper, open and instance, and core_lib's run and step.
+        assert!(
+            edited.cache.resolutions_reused >= 5,
+            "reused {}",
+            edited.cache.resolutions_reused
+        );
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
+    }
+
+    #[test]
+    fn an_edited_member_and_those_depending_on_it_are_resolved_again() {
+        let app = "pub async fn handler() {\n    core_lib::run();\n}\n";
+        let core = "pub fn run() {\n    step();\n}\nfn step() {}\n";
+        let (ws, scratch) = two_members_and_dependency("memo-member-edit", app, core, DEP);
+        assert!(run(&ws).findings.is_empty());
+        // `step` now blocks: `run` (core_lib) and `handler` (app) must see it.
+        std::fs::write(
+            scratch.0.join("core/src/lib.rs"),
+            "pub fn run() {\n    step();\n}\nfn step() {\n    dep::pause();\n}\n",
+        )
+        .unwrap();
+        let edited = run(&ws);
+        assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
+    }
+
+    #[test]
+    fn a_member_whose_import_changed_is_read_again_by_those_depending_on_it() {
+        // Only a `use` changes: every method keeps its stable name, yet `app`'s call now
+        // resolves to the other type's method.
+        let core = |which: &str| {
+            format!(
+                "pub mod a {{ pub struct Thing; impl Thing {{ pub fn go(&self) {{}} }} }}\n\
+                 pub mod b {{ pub struct Thing; impl Thing {{ pub fn go(&self) {{ dep::pause(); }} }} }}\n\
+                 pub use {which}::Thing;\n"
+            )
+        };
+        // A method: its entry is named by its impl, not by a digest of its crate.
+        let app = "pub struct Handler;\n\
+                   impl Handler {\n    pub async fn handle(&self) {\n        core_lib::Thing.go();\n    }\n}\n";
+        let (ws, scratch) = two_members_and_dependency("memo-import", app, &core("a"), DEP);
+        assert!(run(&ws).findings.is_empty());
+        std::fs::write(scratch.0.join("core/src/lib.rs"), core("b")).unwrap();
+        let edited = run(&ws);
+        assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
     }
 }

@@ -655,7 +655,7 @@ fn print_verbose(report: &Report) {
             c.rejected
         );
         eprintln!(
-            "nonblock: cache: {} dependency functions' resolutions reused",
+            "nonblock: cache: {} functions' resolutions reused",
             c.resolutions_reused
         );
         if c.memo_mismatches > 0 {
