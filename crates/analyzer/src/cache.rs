@@ -87,8 +87,8 @@ pub struct CacheStats {
     pub stale: usize,
     /// The whole report was reused: no input of the run changed (`crate::run_cache`).
     pub report_reused: bool,
-    /// Dependency functions whose resolution was reused from an earlier run
-    /// (`crate::resolve_memo`).
+    /// Functions (dependencies', and members' the edits did not reach) whose resolution was
+    /// reused from an earlier run (`crate::resolve_memo`).
     pub resolutions_reused: usize,
     /// Reused resolutions that differ from a fresh one: checked only with
     /// `NONBLOCK_VERIFY_RESOLVE_MEMO`, and always 0 unless the memo's key misses something.

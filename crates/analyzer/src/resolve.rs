@@ -23,6 +23,7 @@ use crate::infer::{apply, unify, Expected, Subst};
 use crate::instances::{Instance, Table, PENDING};
 use crate::ir::METAVAR_PLACEHOLDER;
 use crate::ir::*;
+use crate::resolve_memo::Outcome;
 use crate::rules::RuleDb;
 use crate::ty::{external_return, is_identity_method, is_unwrap_method, TraitRef, Ty, TyCon};
 use crate::values::{variant_of, ArgFacts, Cond, Fact, SELF_SLOT};
@@ -317,7 +318,7 @@ pub(crate) fn resolve_reachable_with(
         frontier.sort_unstable();
         let table_now = &table;
         let memo_now = memo.as_ref();
-        let results: Vec<Result<Resolved, String>> = frontier
+        let results: Vec<Result<Outcome, String>> = frontier
             .par_iter()
             .map(|&f| {
                 crate::guard::guard(|| {
@@ -327,27 +328,23 @@ pub(crate) fn resolve_reachable_with(
                     let fresh = || resolve_in(index, rules, table_now, candidate, f);
                     match memo_now {
                         Some(m) => m.resolve(index, table_now, candidate, f, fresh),
-                        None => crate::resolve_memo::Outcome::Fresh(fresh(), None),
-                    }
-                })
-            })
-            .collect::<Vec<_>>()
-            .into_iter()
-            .map(|r| {
-                r.map(|outcome| match outcome {
-                    crate::resolve_memo::Outcome::Reused(entry, r) => {
-                        memo_used.push(entry);
-                        r
-                    }
-                    crate::resolve_memo::Outcome::Fresh(r, entry) => {
-                        memo_recorded.extend(entry);
-                        r
+                        None => Outcome::Fresh(fresh(), None),
                     }
                 })
             })
             .collect();
         let mut next = Vec::new();
         for (f, result) in frontier.into_iter().zip(results) {
+            let result = result.map(|outcome| match outcome {
+                Outcome::Reused(entry, r) => {
+                    memo_used.push(entry);
+                    r
+                }
+                Outcome::Fresh(r, entry) => {
+                    memo_recorded.extend(entry);
+                    r
+                }
+            });
             match result {
                 Ok(Resolved {
                     bodies: mut fn_bodies,
@@ -409,22 +406,28 @@ pub(crate) struct Resolved {
 
 /// Replaces the pending instance ids of `calls` ([`PENDING`] + i) by `ids[i]`.
 fn renumber(calls: &mut [CallSite], ids: &[FnId]) {
+    map_fn_ids(calls, &mut |g| {
+        Some(if g >= PENDING { ids[g - PENDING] } else { g })
+    });
+}
+
+/// Maps every `Target::Fn` id of `calls` (closure arguments' calls too) by `f`, stopping at the
+/// first it cannot map (`None`; [`crate::resolve_memo`] names ids stably and back with it).
+pub(crate) fn map_fn_ids(
+    calls: &mut [CallSite],
+    f: &mut impl FnMut(FnId) -> Option<FnId>,
+) -> Option<()> {
     for c in calls {
         for t in &mut c.targets {
             if let Target::Fn(g, _) = t {
-                if *g >= PENDING {
-                    *g = ids[*g - PENDING];
-                }
+                *g = f(*g)?;
             }
         }
-        renumber_closures(&mut c.closure_args, ids);
+        for ca in &mut c.closure_args {
+            map_fn_ids(&mut ca.calls, f)?;
+        }
     }
-}
-
-fn renumber_closures(args: &mut [ClosureArg], ids: &[FnId]) {
-    for ca in args {
-        renumber(&mut ca.calls, ids);
-    }
+    Some(())
 }
 
 /// Every analysed function a call site may call, in its closure arguments too.
@@ -3180,19 +3183,19 @@ impl Walker<'_> {
 
     /// The id of the instance `key`: the table's, or a pending one.
     fn instance_id(&self, key: Instance) -> FnId {
-        {
+        if let Some(id) = self.table.get(&key) {
             let mut met = self.met.borrow_mut();
             if !met.contains(&key) {
-                met.push(key.clone());
+                met.push(key);
             }
-        }
-        if let Some(id) = self.table.get(&key) {
             return id;
         }
         let mut pending = self.pending.borrow_mut();
         if let Some(i) = pending.iter().position(|k| *k == key) {
             return PENDING + i;
         }
+        // New to `pending`, so new to `met` too.
+        self.met.borrow_mut().push(key.clone());
         pending.push(key);
         PENDING + pending.len() - 1
     }

@@ -50,7 +50,7 @@ use sha2::{Digest, Sha256};
 use crate::discover::Workspace;
 use crate::index::{FnId, FnOwner, ImplId, Index, TypeId, TypeKind};
 use crate::instances::{Instance, Table, PENDING};
-use crate::resolve::{CallSite, Resolved};
+use crate::resolve::Resolved;
 use crate::ty::{TraitRef, Ty, TyCon};
 
 /// Bumped when the file's layout or the meaning of an entry changes.
@@ -362,7 +362,7 @@ impl Memo {
         let mut bodies = stored.bodies;
         for b in &mut bodies {
             b.owner = f;
-            map_ids(&mut b.calls, &mut |i| ids.get(i).copied().flatten())?;
+            crate::resolve::map_fn_ids(&mut b.calls, &mut |i| ids.get(i).copied().flatten())?;
         }
         Some((
             entry,
@@ -408,7 +408,7 @@ impl Memo {
             if b.owner != f {
                 return None;
             }
-            map_ids(&mut b.calls, &mut |g| {
+            crate::resolve::map_fn_ids(&mut b.calls, &mut |g| {
                 if let Some(&i) = ref_of.get(&g) {
                     return Some(i);
                 }
@@ -800,22 +800,6 @@ fn map_ty(t: &Ty, f: &mut impl FnMut(usize) -> Option<usize>) -> Option<Ty> {
     })
 }
 
-/// Maps every `Target::Fn` id of `calls` (closure arguments' calls too) by `f`; `None` when
-/// `f` fails.
-fn map_ids(calls: &mut [CallSite], f: &mut impl FnMut(FnId) -> Option<FnId>) -> Option<()> {
-    for c in calls {
-        for t in &mut c.targets {
-            if let crate::resolve::Target::Fn(g, _) = t {
-                *g = f(*g)?;
-            }
-        }
-        for ca in &mut c.closure_args {
-            map_ids(&mut ca.calls, f)?;
-        }
-    }
-    Some(())
-}
-
 #[cfg(test)]
 mod tests {
     use std::collections::BTreeMap;
@@ -823,34 +807,13 @@ mod tests {
 
     use crate::config::Config;
     use crate::discover::{DepTarget, SourceKind, Workspace};
-    use crate::testutil::{scratch_workspace, Scratch};
+    use crate::testutil::{add_crate, Scratch};
     use crate::{Report, RuleDb};
 
     /// A member `app` (its `src/lib.rs` is `app`) depending on a registry crate `dep`, with a
     /// cache directory: what a real run with a warm target directory sees.
     fn app_and_dependency(name: &str, app: &str, dep: &str) -> (Workspace, Scratch) {
-        let (mut ws, scratch) = scratch_workspace(name, app, SourceKind::Workspace, true);
-        ws.packages[0].name = "app".into();
-        ws.packages[0].is_member = true;
-        ws.units[0].crate_name = "app".into();
-        let dep_root = scratch.0.join("dep/src/lib.rs");
-        std::fs::create_dir_all(dep_root.parent().unwrap()).unwrap();
-        std::fs::write(&dep_root, dep).unwrap();
-        let mut package = ws.packages[0].clone();
-        package.name = "dep".into();
-        package.id = "registry+https://example.invalid#dep@1.0.0".into();
-        package.manifest_dir = scratch.0.join("dep");
-        package.is_member = false;
-        package.report_roots = false;
-        package.source = SourceKind::Registry;
-        ws.packages.push(package);
-        let mut unit = ws.units[0].clone();
-        unit.package = 1;
-        unit.crate_name = "dep".into();
-        unit.root = dep_root;
-        ws.units.push(unit);
-        ws.units[0].deps.insert("dep".into(), DepTarget::Unit(1));
-        (ws, scratch)
+        crate::testutil::app_with_dependency(name, app, "dep", dep, true)
     }
 
     fn run(ws: &Workspace) -> Report {
@@ -998,23 +961,13 @@ mod tests {
         dep: &str,
     ) -> (Workspace, Scratch) {
         let (mut ws, scratch) = app_and_dependency(name, app, dep);
-        let core_root = scratch.0.join("core/src/lib.rs");
-        std::fs::create_dir_all(core_root.parent().unwrap()).unwrap();
-        std::fs::write(&core_root, core).unwrap();
-        let mut package = ws.packages[0].clone();
-        package.name = "core_lib".into();
-        package.id = "path+file:///core#0.1.0".into();
-        package.manifest_dir = scratch.0.join("core");
-        ws.packages.push(package);
-        let mut unit = ws.units[0].clone();
-        unit.package = 2;
-        unit.crate_name = "core_lib".into();
-        unit.root = core_root;
-        unit.deps = BTreeMap::from([("dep".to_string(), DepTarget::Unit(1))]);
-        ws.units.push(unit);
+        let core_unit = add_crate(&mut ws, &scratch, "core_lib", core, SourceKind::Workspace);
+        ws.units[core_unit]
+            .deps
+            .insert("dep".into(), DepTarget::Unit(1));
         ws.units[0]
             .deps
-            .insert("core_lib".into(), DepTarget::Unit(2));
+            .insert("core_lib".into(), DepTarget::Unit(core_unit));
         (ws, scratch)
     }
 
@@ -1044,7 +997,7 @@ mod tests {
         assert!(run(&ws).findings.is_empty());
         // `step` now blocks: `run` (core_lib) and `handler` (app) must see it.
         std::fs::write(
-            scratch.0.join("core/src/lib.rs"),
+            scratch.0.join("core_lib/src/lib.rs"),
             "pub fn run() {\n    step();\n}\nfn step() {\n    dep::pause();\n}\n",
         )
         .unwrap();
@@ -1069,7 +1022,7 @@ mod tests {
                    impl Handler {\n    pub async fn handle(&self) {\n        core_lib::Thing.go();\n    }\n}\n";
         let (ws, scratch) = two_members_and_dependency("memo-import", app, &core("a"), DEP);
         assert!(run(&ws).findings.is_empty());
-        std::fs::write(scratch.0.join("core/src/lib.rs"), core("b")).unwrap();
+        std::fs::write(scratch.0.join("core_lib/src/lib.rs"), core("b")).unwrap();
         let edited = run(&ws);
         assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
         assert_eq!(edited.without_timings().to_json(), cold(&ws));

@@ -182,30 +182,62 @@ pub fn analyze_app_with_dependency_with(
     dep: &str,
     config: &crate::config::Config,
 ) -> Report {
-    let (mut ws, scratch) = scratch_workspace(name, app, SourceKind::Workspace, false);
+    let (ws, _scratch) = app_with_dependency(name, app, dep_name, dep, false);
+    analyze_workspace_with(&ws, config)
+}
+
+/// The workspace of [`analyze_app_with_dependency`], with a cache directory when `cache`.
+pub fn app_with_dependency(
+    name: &str,
+    app: &str,
+    dep_name: &str,
+    dep: &str,
+    cache: bool,
+) -> (Workspace, Scratch) {
+    let (mut ws, scratch) = scratch_workspace(name, app, SourceKind::Workspace, cache);
     ws.packages[0].name = "app".into();
     ws.packages[0].is_member = true;
     ws.units[0].crate_name = "app".into();
-    let dep_root = scratch.0.join(dep_name).join("src/lib.rs");
-    std::fs::create_dir_all(dep_root.parent().unwrap()).unwrap();
-    std::fs::write(&dep_root, dep).unwrap();
-    let mut package = ws.packages[0].clone();
-    package.name = dep_name.into();
-    package.id = format!("registry+https://example.invalid#{dep_name}@1.0.0");
-    package.manifest_dir = scratch.0.join(dep_name);
-    package.is_member = false;
-    package.report_roots = false;
-    package.source = SourceKind::Registry;
-    ws.packages.push(package);
-    let mut unit = ws.units[0].clone();
-    unit.package = 1;
-    unit.crate_name = dep_name.into();
-    unit.root = dep_root;
-    ws.units.push(unit);
+    let dep_unit = add_crate(&mut ws, &scratch, dep_name, dep, SourceKind::Registry);
     ws.units[0]
         .deps
-        .insert(dep_name.into(), crate::discover::DepTarget::Unit(1));
-    analyze_workspace_with(&ws, config)
+        .insert(dep_name.into(), crate::discover::DepTarget::Unit(dep_unit));
+    (ws, scratch)
+}
+
+/// Adds crate `name` to `ws`, its `src/lib.rs` (`lib`) under `<scratch>/<name>/`, as a package
+/// of its own: a registry dependency reporting no roots (`SourceKind::Registry`), or a member.
+/// Returns its unit, depending on nothing yet.
+pub fn add_crate(
+    ws: &mut Workspace,
+    scratch: &Scratch,
+    name: &str,
+    lib: &str,
+    source: SourceKind,
+) -> usize {
+    let root = scratch.0.join(name).join("src/lib.rs");
+    std::fs::create_dir_all(root.parent().unwrap()).unwrap();
+    std::fs::write(&root, lib).unwrap();
+    let member = source == SourceKind::Workspace;
+    let mut package = ws.packages[0].clone();
+    package.name = name.into();
+    package.id = if member {
+        format!("path+file:///{name}#0.1.0")
+    } else {
+        format!("registry+https://example.invalid#{name}@1.0.0")
+    };
+    package.manifest_dir = scratch.0.join(name);
+    package.is_member = member;
+    package.report_roots = member;
+    package.source = source;
+    ws.packages.push(package);
+    let mut unit = ws.units[0].clone();
+    unit.package = ws.packages.len() - 1;
+    unit.crate_name = name.into();
+    unit.root = root;
+    unit.deps = BTreeMap::new();
+    ws.units.push(unit);
+    ws.units.len() - 1
 }
 
 pub fn analyze_workspace_of(ws: &Workspace) -> Report {
