@@ -285,8 +285,16 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) {
 /// new build of the tool or option set, and each can be megabytes (deno's report: 17 MiB), so
 /// without this every upgrade would leave one behind for good. Failures are ignored.
 pub fn keep_newest(dir: &Path, prefix: &str, keep: usize) {
+    for old in newest_first(dir, prefix).into_iter().skip(keep) {
+        let _ = std::fs::remove_file(old);
+    }
+}
+
+/// The files of `dir` whose names start with `prefix`, most recently written first (an
+/// unreadable directory has none).
+pub fn newest_first(dir: &Path, prefix: &str) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
+        return Vec::new();
     };
     let mut found: Vec<(std::time::SystemTime, PathBuf)> = entries
         .filter_map(|e| e.ok())
@@ -294,9 +302,7 @@ pub fn keep_newest(dir: &Path, prefix: &str, keep: usize) {
         .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
         .collect();
     found.sort_by(|a, b| b.cmp(a));
-    for (_, old) in found.into_iter().skip(keep) {
-        let _ = std::fs::remove_file(old);
-    }
+    found.into_iter().map(|(_, path)| path).collect()
 }
 
 /// Loads a unit through the cache when it has a key and a cache directory is set.

@@ -190,15 +190,28 @@ pub fn build(
     index: &Index,
     rules: &RuleDb,
     roots: &[String],
+    resolved: Vec<Vec<Body>>,
+) -> CallGraph {
+    let fields = crate::fields::FieldValues::compute(ws, index, roots);
+    build_with_fields(ws, index, rules, roots, resolved, &fields)
+}
+
+/// [`build`], given the field values (`FieldValues::compute`), which read neither the resolved
+/// bodies nor instances: `analyze` computes them while resolution runs.
+pub fn build_with_fields(
+    ws: &Workspace,
+    index: &Index,
+    rules: &RuleDb,
+    roots: &[String],
     mut resolved: Vec<Vec<Body>>,
+    fields: &crate::fields::FieldValues,
 ) -> CallGraph {
     // Taken before dead branches are emptied and spawned calls detached.
     let referenced = referenced_fns(index, &resolved);
-    let fields = crate::fields::FieldValues::compute(ws, index, roots);
     let dead_field_branch_calls = resolved
         .par_iter_mut()
         .flatten()
-        .map(|b| drop_dead_field_branches(&fields, &mut b.calls))
+        .map(|b| drop_dead_field_branches(fields, &mut b.calls))
         .sum();
     let spawners = spawners(index, rules, &resolved);
     let mut spawned = BTreeSet::new();
@@ -220,10 +233,15 @@ pub fn build(
         .map(|u| ws.packages[u.package].is_member)
         .collect();
     let mut leaves = leaves(index, rules, &member_unit);
-    leaves.calls_param = called_params(&resolved);
-    leaves.returns_param = crate::stored::returned_params(index, &resolved);
-    infer_wrappers(rules, &resolved, &mut leaves);
-    infer_init_wrappers(rules, &resolved, &mut leaves);
+    // The parameter fixpoints read only the calls that pass a parameter on (deno: a few
+    // thousand of a million call sites), so their rounds visit those alone.
+    let passing = param_passing_calls(&resolved);
+    (leaves.calls_param, leaves.returns_param) = rayon::join(
+        || called_params(&resolved, &passing),
+        || crate::stored::returned_params(index, &resolved),
+    );
+    infer_wrappers(rules, &passing, &mut leaves);
+    infer_init_wrappers(rules, &passing, &mut leaves);
     let report_unit: Vec<bool> = index
         .units
         .iter()
@@ -986,8 +1004,7 @@ pub(crate) fn is_storing_constructor(path: &str) -> bool {
 
 /// For every function, the parameters it calls (directly, or by passing them to a function
 /// that calls that parameter), to a fixpoint.
-fn called_params(resolved: &[Vec<Body>]) -> Vec<BTreeSet<usize>> {
-    let mut called: Vec<BTreeSet<usize>> = vec![BTreeSet::new(); resolved.len()];
+fn called_params(resolved: &[Vec<Body>], passing: &[(FnId, &CallSite)]) -> Vec<BTreeSet<usize>> {
     fn direct(calls: &[CallSite], out: &mut BTreeSet<usize>) {
         for c in calls {
             for t in &c.targets {
@@ -1000,31 +1017,33 @@ fn called_params(resolved: &[Vec<Body>]) -> Vec<BTreeSet<usize>> {
             }
         }
     }
-    for (f, bodies) in resolved.iter().enumerate() {
-        if let Some(b) = bodies.iter().find(|b| b.kind == BodyKind::Fn) {
-            direct(&b.calls, &mut called[f]);
-        }
-    }
+    let mut called: Vec<BTreeSet<usize>> = resolved
+        .par_iter()
+        .map(|bodies| {
+            let mut out = BTreeSet::new();
+            if let Some(b) = fn_body_of(bodies) {
+                direct(&b.calls, &mut out);
+            }
+            out
+        })
+        .collect();
+    // Only calls that pass a parameter on can add to the sets: the rounds visit those alone, in
+    // the order a walk over every function would.
     for _ in 0..16 {
         let mut changed = false;
-        for (f, bodies) in resolved.iter().enumerate() {
-            let Some(b) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else {
-                continue;
-            };
-            for c in &b.calls {
-                for &(arg, param) in &c.param_args {
-                    if called[f].contains(&param) {
-                        continue;
-                    }
-                    let passes_to_caller = c.targets.iter().any(|t| match t {
-                        Target::Fn(g, _) => called[*g].contains(&arg),
-                        Target::External(p, _) => !is_storing_constructor(p),
-                        _ => false,
-                    });
-                    if passes_to_caller {
-                        called[f].insert(param);
-                        changed = true;
-                    }
+        for &(f, c) in passing {
+            for &(arg, param) in &c.param_args {
+                if called[f].contains(&param) {
+                    continue;
+                }
+                let passes_to_caller = c.targets.iter().any(|t| match t {
+                    Target::Fn(g, _) => called[*g].contains(&arg),
+                    Target::External(p, _) => !is_storing_constructor(p),
+                    _ => false,
+                });
+                if passes_to_caller {
+                    called[f].insert(param);
+                    changed = true;
                 }
             }
         }
@@ -1035,12 +1054,34 @@ fn called_params(resolved: &[Vec<Body>]) -> Vec<BTreeSet<usize>> {
     called
 }
 
+/// A function's own body (not one of its async blocks or closures), when it was resolved.
+fn fn_body_of(bodies: &[Body]) -> Option<&Body> {
+    bodies.iter().find(|b| b.kind == BodyKind::Fn)
+}
+
+/// The call sites of functions' own bodies that pass one of the function's parameters on as an
+/// argument, in function order: what the parameter fixpoints ([`called_params`],
+/// [`infer_param_wrappers`]) read.
+fn param_passing_calls(resolved: &[Vec<Body>]) -> Vec<(FnId, &CallSite)> {
+    resolved
+        .iter()
+        .enumerate()
+        .filter_map(|(f, bodies)| Some((f, fn_body_of(bodies)?)))
+        .flat_map(|(f, b)| {
+            b.calls
+                .iter()
+                .filter(|c| !c.param_args.is_empty())
+                .map(move |c| (f, c))
+        })
+        .collect()
+}
+
 /// Fills `leaves.init_wrappers`: a function whose closure parameter flows into an argument that
 /// every target of the call runs once (a listed initialiser, or a wrapper of one for that
 /// argument), to a fixpoint as [`infer_wrappers`] does for offload boundaries.
-fn infer_init_wrappers(rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leaves) {
+fn infer_init_wrappers(rules: &RuleDb, passing: &[(FnId, &CallSite)], leaves: &mut Leaves) {
     infer_param_wrappers(
-        resolved,
+        passing,
         leaves,
         |l| &mut l.init_wrappers,
         |l, c, arg| runs_arg_once(rules, l, c, arg),
@@ -1051,25 +1092,20 @@ fn infer_init_wrappers(rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leav
 /// parameter flows into a call's argument that `passes_on` accepts (given what is known so far)
 /// is recorded in `map` for that parameter, until nothing new is found (16 rounds at most).
 fn infer_param_wrappers(
-    resolved: &[Vec<Body>],
+    passing: &[(FnId, &CallSite)],
     leaves: &mut Leaves,
     map: fn(&mut Leaves) -> &mut BTreeMap<FnId, BTreeSet<usize>>,
     passes_on: impl Fn(&Leaves, &CallSite, usize) -> bool,
 ) {
     for _ in 0..16 {
         let mut found = Vec::new();
-        for (f, bodies) in resolved.iter().enumerate() {
-            let Some(body) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else {
-                continue;
-            };
-            for c in &body.calls {
-                for &(arg, param) in &c.param_args {
-                    let known = map(leaves)
-                        .get(&f)
-                        .is_some_and(|s| s.contains(&param) || s.contains(&ALL_ARGS));
-                    if !known && passes_on(leaves, c, arg) {
-                        found.push((f, param));
-                    }
+        for &(f, c) in passing {
+            for &(arg, param) in &c.param_args {
+                let known = map(leaves)
+                    .get(&f)
+                    .is_some_and(|s| s.contains(&param) || s.contains(&ALL_ARGS));
+                if !known && passes_on(leaves, c, arg) {
+                    found.push((f, param));
                 }
             }
         }
@@ -1106,9 +1142,9 @@ fn offloads_arg(leaves: &Leaves, rules: &RuleDb, target: &Target, arg: usize) ->
 
 /// A function that passes its closure parameter to a boundary is a boundary for that parameter.
 /// Iterated to a fixpoint so wrappers of wrappers are found.
-fn infer_wrappers(rules: &RuleDb, resolved: &[Vec<Body>], leaves: &mut Leaves) {
+fn infer_wrappers(rules: &RuleDb, passing: &[(FnId, &CallSite)], leaves: &mut Leaves) {
     infer_param_wrappers(
-        resolved,
+        passing,
         leaves,
         |l| &mut l.boundary,
         |l, c, arg| {

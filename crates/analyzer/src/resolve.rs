@@ -268,6 +268,8 @@ pub struct Resolution {
     /// How many reused resolutions differed from a fresh one (checked only with
     /// `NONBLOCK_VERIFY_RESOLVE_MEMO`).
     pub memo_mismatches: usize,
+    /// The memo's write, to wait for before the run ends.
+    pub(crate) memo_saving: Option<crate::resolve_memo::Saving>,
 }
 
 /// Resolves the bodies of `roots` ([`crate::roots::candidates`]) and of every function their
@@ -383,7 +385,13 @@ pub(crate) fn resolve_reachable_with(
     }
     panics.sort();
     let reused = memo_used.len();
-    let memo_mismatches = memo.map_or(0, |m| m.save(memo_used, memo_recorded));
+    let (memo_mismatches, memo_saving) = match memo {
+        Some(m) => {
+            let (mismatches, saving) = m.save(memo_used, memo_recorded);
+            (mismatches, Some(saving))
+        }
+        None => (0, None),
+    };
     Resolution {
         bodies,
         panics,
@@ -391,6 +399,7 @@ pub(crate) fn resolve_reachable_with(
         instances: table.list,
         reused,
         memo_mismatches,
+        memo_saving,
     }
 }
 
