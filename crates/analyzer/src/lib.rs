@@ -306,16 +306,22 @@ pub(crate) fn analyze_configured(
     lap("index", &mut phases);
     progress.phase("resolve", 0);
 
-    let root_fns = roots::candidates(&ws, &index, &config.roots);
     // The field values read neither resolved bodies nor instances: computed on the other core
-    // while the memo is read and functions resolved (deno, one edit: a quarter of the graph
-    // stage, which ran on one core).
+    // while root candidates are found, the memo is read and functions resolved (deno, one edit:
+    // a quarter of the graph stage, which ran on one core).
     let (fields, resolution) = rayon::join(
         || fields::FieldValues::compute(&ws, &index, &config.roots),
         || {
-            let memo = run_key.and_then(|key| {
-                resolve_memo::Memo::open(&ws, &index, key, &member_digests, memo_prefetch)
-            });
+            // Opening the memo is serial: started first, so the core that finishes the field
+            // values takes over the (parallel) search for root candidates.
+            let (memo, root_fns) = rayon::join(
+                || {
+                    run_key.and_then(|key| {
+                        resolve_memo::Memo::open(&ws, &index, key, &member_digests, memo_prefetch)
+                    })
+                },
+                || roots::candidates(&ws, &index, &config.roots),
+            );
             resolve::resolve_reachable_with(&index, rules, &root_fns, memo)
         },
     );
@@ -365,16 +371,22 @@ pub(crate) fn analyze_configured(
     progress.phase("graph", 0);
 
     guard::inject("graph", "");
-    let graph = graph::build_with_fields(&ws, &index, rules, &config.roots, resolved, &fields);
+    // Members' suppression comments are read on the other core meanwhile (counted in `graph`).
+    let (graph, (sources, directives, mut notices)) = rayon::join(
+        || graph::build_with_fields(&ws, &index, rules, &config.roots, resolved, &fields),
+        || {
+            let sources = member_sources(&ws, &index, &files);
+            let mut notices = Vec::new();
+            let mut directives = Vec::new();
+            for file in &sources {
+                directives.extend(suppress::parse(&file.path, &file.text, rules, &mut notices));
+            }
+            (sources, directives, notices)
+        },
+    );
     drop(fields);
     lap("graph", &mut phases);
 
-    let sources = member_sources(&ws, &index, &files);
-    let mut notices = Vec::new();
-    let mut directives = Vec::new();
-    for file in &sources {
-        directives.extend(suppress::parse(&file.path, &file.text, rules, &mut notices));
-    }
     let cuts = suppress::cuts(&directives, &sources, &index, rules);
     let propagated = propagate::run(&graph, &index, &cuts);
     lap("propagate", &mut phases);

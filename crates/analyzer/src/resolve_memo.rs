@@ -980,6 +980,36 @@ mod tests {
         assert!(run(&ws).cache.resolutions_reused >= 3, "rewritten whole");
     }
 
+    /// The memo file is read ahead while the index is built ([`super::Prefetch`]), guessing the
+    /// newest file: when a newer file has another key (another configuration's run, a damaged
+    /// write), the file the key names is still the one read.
+    #[test]
+    fn a_newer_memo_file_of_another_key_does_not_replace_this_keys() {
+        let app = "pub async fn handler() {\n    dep::helper();\n}\n";
+        let (ws, scratch) = app_and_dependency("memo-prefetch", app, DEP);
+        run(&ws);
+        let dir = ws.cache_dir.clone().unwrap();
+        let ours = crate::testutil::cache_file(&dir, |n| n.starts_with("resolve-")).unwrap();
+        // A whole file of another key, written after this key's: the newest, and the one read
+        // ahead. (Taken for this key's, its entries would be refused, and none reused.)
+        let mut file = super::read_file(&ours).expect("this key's file decodes");
+        file.key = "0123456789abcdef0123456789abcdef".into();
+        let other = dir.join(format!("resolve-{}.bin", file.key));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let payload = postcard::to_allocvec(&file).unwrap();
+        std::fs::write(&other, crate::cache::framed(&payload)).unwrap();
+        assert_eq!(
+            crate::cache::newest_first(&dir, "resolve-").first(),
+            Some(&other),
+            "the other key's file is the newest"
+        );
+        assert!(ours.exists());
+        append(&scratch, "pub fn edited() {}\n");
+        let edited = run(&ws);
+        assert!(edited.cache.resolutions_reused >= 3, "{:?}", edited.cache);
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
+    }
+
     #[test]
     fn ids_are_named_by_unit_and_offset_and_named_back() {
         let app = "pub struct Mem;\n\

@@ -11,6 +11,8 @@
 
 use std::collections::BTreeSet;
 
+use rayon::prelude::*;
+
 use crate::discover::Workspace;
 use crate::index::{FnId, Index, ModId};
 use crate::ir::{IrBlock, IrExpr, IrPath, IrStmt};
@@ -26,7 +28,9 @@ pub fn candidates(ws: &Workspace, index: &Index, configured: &[String]) -> Vec<F
         .iter()
         .map(|u| ws.packages[u.package].report_roots)
         .collect();
+    // In parallel (each may decode a body); `collect` keeps id order.
     (0..index.fns.len())
+        .into_par_iter()
         .filter(|&f| {
             let def = &index.fns[f];
             let Some(packed) = &def.ir.body else {

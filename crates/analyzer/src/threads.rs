@@ -420,6 +420,7 @@ pub(crate) fn mark_block_on_roots(
                 })
         })
         .collect();
+    let mut worker_reach = WorkerReach::new(bodies, fn_body);
     loop {
         let mut seeds_and_off: BTreeSet<usize> = entry_seeds.union(&off.bodies).copied().collect();
         seeds_and_off.extend(variant_seeds(&fns));
@@ -431,7 +432,7 @@ pub(crate) fn mark_block_on_roots(
             &seeds_and_off,
             &fns,
         );
-        let worker = worker_reach(bodies, fn_body, &on_thread);
+        let worker = worker_reach.update(bodies, fn_body, &on_thread);
         let before = (entry_seeds.len(), fns.len());
         entry_seeds.retain(|&b| {
             let owner = bodies[b].owner;
@@ -439,7 +440,7 @@ pub(crate) fn mark_block_on_roots(
                 return true;
             }
             let ctx = polling_of[&owner].block_on_blocks[&bodies[b].pos];
-            on_block_on_thread(owner, ctx, &on_thread, &worker)
+            on_block_on_thread(owner, ctx, &on_thread, worker)
         });
         fns.retain(|f| {
             callers[f].iter().all(|&(b, pos)| {
@@ -451,7 +452,7 @@ pub(crate) fn mark_block_on_roots(
                     return false;
                 };
                 if let Some(&ctx) = p.block_on_calls.get(&pos) {
-                    return on_block_on_thread(owner, ctx, &on_thread, &worker);
+                    return on_block_on_thread(owner, ctx, &on_thread, worker);
                 }
                 on_thread.contains(&b)
                     && p.contexts
@@ -689,32 +690,63 @@ pub(crate) fn async_fn_callers<T>(
     callers
 }
 
-/// Functions reachable by calls from the worker roots (roots not on a block_on thread).
-fn worker_reach(
-    bodies: &[GraphBody],
-    fn_body: &[Option<usize>],
-    on_thread: &BTreeSet<usize>,
-) -> Vec<bool> {
-    let mut seen = vec![false; fn_body.len()];
-    let mut stack: Vec<usize> = (0..bodies.len())
-        .filter(|b| bodies[*b].root.is_some() && !on_thread.contains(b))
-        .collect();
-    let mut visited = vec![false; bodies.len()];
-    while let Some(b) = stack.pop() {
-        if std::mem::replace(&mut visited[b], true) {
-            continue;
+/// Functions reachable by calls from the worker roots (roots not on a block_on thread), kept
+/// between the rounds of [`mark_block_on_roots`]' fixpoint: there the block_on-thread bodies only
+/// shrink, so the worker roots only grow, and each round continues the last one's walk from the
+/// new roots instead of walking the whole graph again (deno: a walk over half a million call
+/// edges per round). Should the roots ever lose one, the walk starts over, so the answer is
+/// always the set reachable from this round's roots.
+struct WorkerReach {
+    /// Per function: reached by a call.
+    seen: Vec<bool>,
+    /// Per body: walked.
+    visited: Vec<bool>,
+    /// Per body: a root the walk started from.
+    started: Vec<bool>,
+}
+
+impl WorkerReach {
+    fn new(bodies: &[GraphBody], fn_body: &[Option<usize>]) -> WorkerReach {
+        WorkerReach {
+            seen: vec![false; fn_body.len()],
+            visited: vec![false; bodies.len()],
+            started: vec![false; bodies.len()],
         }
-        for c in &bodies[b].calls {
-            for e in &c.effects {
-                if let Effect::Edge { callee, .. } = e {
-                    if !std::mem::replace(&mut seen[*callee], true) {
-                        stack.extend(fn_body[*callee]);
+    }
+
+    /// The functions reachable from the roots not in `on_thread`.
+    fn update(
+        &mut self,
+        bodies: &[GraphBody],
+        fn_body: &[Option<usize>],
+        on_thread: &BTreeSet<usize>,
+    ) -> &[bool] {
+        if on_thread
+            .iter()
+            .any(|&b| self.started.get(b).copied().unwrap_or(false))
+        {
+            *self = WorkerReach::new(bodies, fn_body);
+        }
+        let mut stack: Vec<usize> = (0..bodies.len())
+            .filter(|&b| bodies[b].root.is_some() && !on_thread.contains(&b))
+            .filter(|&b| !std::mem::replace(&mut self.started[b], true))
+            .collect();
+        while let Some(b) = stack.pop() {
+            if std::mem::replace(&mut self.visited[b], true) {
+                continue;
+            }
+            for c in &bodies[b].calls {
+                for e in &c.effects {
+                    if let Effect::Edge { callee, .. } = e {
+                        if !std::mem::replace(&mut self.seen[*callee], true) {
+                            stack.extend(fn_body[*callee]);
+                        }
                     }
                 }
             }
         }
+        &self.seen
     }
-    seen
 }
 
 /// The block_on-thread bodies given the seeds and the async fns assumed to be polled there: the
@@ -778,7 +810,69 @@ pub(crate) fn runtime_mentions(body: &IrBlock) -> (bool, bool) {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::BTreeSet;
+
+    use crate::graph::{Effect, EffectiveCall, GraphBody, RootKind};
+    use crate::ir::Pos;
+    use crate::resolve::{BodyKind, Confidence};
     use crate::testutil::analyze_files;
+
+    /// A chain of bodies, one per function: `f` calls `f + 1` (the last calls none); `roots`
+    /// are root bodies.
+    fn chain(len: usize, roots: &[usize]) -> (Vec<GraphBody>, Vec<Option<usize>>) {
+        let bodies = (0..len)
+            .map(|f| GraphBody {
+                owner: f,
+                kind: BodyKind::Fn,
+                pos: Pos::default(),
+                root: roots.contains(&f).then_some(RootKind::AsyncFn),
+                calls: (f + 1 < len)
+                    .then(|| EffectiveCall {
+                        pos: Pos::default(),
+                        effects: vec![Effect::Edge {
+                            callee: f + 1,
+                            confidence: Confidence::High,
+                            init: false,
+                        }],
+                        hold: Default::default(),
+                        guard: None,
+                        facts: None,
+                    })
+                    .into_iter()
+                    .collect(),
+            })
+            .collect();
+        (bodies, (0..len).map(Some).collect())
+    }
+
+    /// The walk kept between rounds answers as a walk started afresh, whether the bodies on the
+    /// block_on thread shrink (it continues from the new roots) or not (it starts over).
+    #[test]
+    fn the_worker_walk_kept_between_rounds_reaches_what_a_fresh_walk_reaches() {
+        let (bodies, fn_body) = chain(8, &[1, 3, 6]);
+        let rounds: [&[usize]; 5] = [&[1, 3, 6], &[1, 3], &[3], &[1, 6], &[]];
+        let mut kept = super::WorkerReach::new(&bodies, &fn_body);
+        for on_thread in rounds {
+            let on_thread: BTreeSet<usize> = on_thread.iter().copied().collect();
+            let fresh = super::WorkerReach::new(&bodies, &fn_body)
+                .update(&bodies, &fn_body, &on_thread)
+                .to_vec();
+            assert_eq!(
+                kept.update(&bodies, &fn_body, &on_thread),
+                fresh.as_slice(),
+                "on the block_on thread: {on_thread:?}"
+            );
+        }
+        // Roots 3 and 6 on the workers reach 4..8; with 3 back on the block_on thread, only 7.
+        let only_six: BTreeSet<usize> = [1, 3].into();
+        let reached = super::WorkerReach::new(&bodies, &fn_body)
+            .update(&bodies, &fn_body, &only_six)
+            .to_vec();
+        assert_eq!(
+            reached,
+            [false, false, false, false, false, false, false, true]
+        );
+    }
 
     /// (line, finding kind, root kind) of every finding.
     fn kinds(src: &str) -> Vec<(u32, String, String)> {
