@@ -645,7 +645,7 @@ fn spawners(index: &Index, rules: &RuleDb, resolved: &[Vec<Body>]) -> BTreeSet<F
             if spawners.contains(&f) {
                 continue;
             }
-            let Some(body) = bodies.iter().find(|b| b.kind == BodyKind::Fn) else {
+            let Some(body) = fn_body_of(bodies) else {
                 continue;
             };
             let hands_on = body.calls.iter().any(|c| {
@@ -1055,7 +1055,7 @@ fn called_params(resolved: &[Vec<Body>], passing: &[(FnId, &CallSite)]) -> Vec<B
 }
 
 /// A function's own body (not one of its async blocks or closures), when it was resolved.
-fn fn_body_of(bodies: &[Body]) -> Option<&Body> {
+pub(crate) fn fn_body_of(bodies: &[Body]) -> Option<&Body> {
     bodies.iter().find(|b| b.kind == BodyKind::Fn)
 }
 

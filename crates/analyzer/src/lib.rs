@@ -421,9 +421,7 @@ pub(crate) fn analyze_configured(
     errors.dedup();
     let internal_errors = errors.iter().filter(|e| e.kind == "internal").count();
     // Written while the graph was built and propagated; what is left counts as `report`.
-    if let Some(saving) = memo_saving {
-        saving.wait();
-    }
+    memo_saving.wait();
     lap("report", &mut phases);
 
     let stats = report::Stats {

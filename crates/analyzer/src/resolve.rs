@@ -269,7 +269,7 @@ pub struct Resolution {
     /// `NONBLOCK_VERIFY_RESOLVE_MEMO`).
     pub memo_mismatches: usize,
     /// The memo's write, to wait for before the run ends.
-    pub(crate) memo_saving: Option<crate::resolve_memo::Saving>,
+    pub(crate) memo_saving: crate::resolve_memo::Saving,
 }
 
 /// Resolves the bodies of `roots` ([`crate::roots::candidates`]) and of every function their
@@ -385,13 +385,9 @@ pub(crate) fn resolve_reachable_with(
     }
     panics.sort();
     let reused = memo_used.len();
-    let (memo_mismatches, memo_saving) = match memo {
-        Some(m) => {
-            let (mismatches, saving) = m.save(memo_used, memo_recorded);
-            (mismatches, Some(saving))
-        }
-        None => (0, None),
-    };
+    let (memo_mismatches, memo_saving) = memo.map_or((0, Default::default()), |m| {
+        m.save(memo_used, memo_recorded)
+    });
     Resolution {
         bodies,
         panics,

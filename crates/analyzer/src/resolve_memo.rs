@@ -488,7 +488,7 @@ impl Memo {
         used.sort_unstable();
         used.dedup();
         if recorded.is_empty() && used.len() == self.entries.len() {
-            return (mismatches, Saving(None));
+            return (mismatches, Saving::default());
         }
         let write = move || {
             let mut entries: Vec<Option<Entry>> = self.entries.into_iter().map(Some).collect();
@@ -514,23 +514,6 @@ impl Memo {
             .ok();
         (mismatches, Saving(handle))
     }
-}
-
-/// A memo being written ([`Memo::save`]).
-#[must_use = "the run must wait for the memo's write before it ends"]
-pub(crate) struct Saving(Option<std::thread::JoinHandle<()>>);
-
-impl Saving {
-    /// Waits until the file is written (or the write failed: the memo is a cache, and the
-    /// write is atomic, so a failed one leaves the previous file or none).
-    pub(crate) fn wait(self) {
-        if let Some(handle) = self.0 {
-            let _ = handle.join();
-        }
-    }
-}
-
-impl Memo {
     /// The members whose code the resolution of `stable` reads, with their closure digests:
     /// the units it names (its own, an impl's, the bound types') are read with everything they
     /// depend on. `None` when one of them has no digest (its sources were not recorded).
@@ -756,6 +739,22 @@ impl Memo {
     }
 }
 
+/// A memo being written ([`Memo::save`]).
+/// `Default`: nothing being written.
+#[must_use = "the run must wait for the memo's write before it ends"]
+#[derive(Default)]
+pub(crate) struct Saving(Option<std::thread::JoinHandle<()>>);
+
+impl Saving {
+    /// Waits until the file is written (or the write failed: the memo is a cache, and the
+    /// write is atomic, so a failed one leaves the previous file or none).
+    pub(crate) fn wait(self) {
+        if let Some(handle) = self.0 {
+            let _ = handle.join();
+        }
+    }
+}
+
 /// A digest of a member's recorded inputs (its files' contents and the paths looked for).
 pub(crate) fn inputs_digest(inputs: &[crate::inputs::Input]) -> [u8; 16] {
     let digest = Sha256::digest(format!("{inputs:?}").as_bytes());
@@ -962,14 +961,20 @@ mod tests {
         assert_eq!(edited.without_timings().to_json(), cold(&ws));
     }
 
-    #[test]
-    fn a_damaged_memo_is_ignored_and_rewritten() {
+    /// [`app_and_dependency`] with `handler` calling `dep::helper`, analysed once: its memo file.
+    fn warm_app(name: &str) -> (Workspace, Scratch, std::path::PathBuf) {
         let app = "pub async fn handler() {\n    dep::helper();\n}\n";
-        let (ws, scratch) = app_and_dependency("memo-damaged", app, DEP);
+        let (ws, scratch) = app_and_dependency(name, app, DEP);
         run(&ws);
         let dir = ws.cache_dir.clone().unwrap();
         let file =
             crate::testutil::cache_file(&dir, |n| n.starts_with("resolve-")).expect("a memo file");
+        (ws, scratch, file)
+    }
+
+    #[test]
+    fn a_damaged_memo_is_ignored_and_rewritten() {
+        let (ws, scratch, file) = warm_app("memo-damaged");
         let good = std::fs::read(&file).unwrap();
         std::fs::write(&file, &good[..good.len() / 2]).unwrap();
         append(&scratch, "pub fn edited() {}\n");
@@ -985,11 +990,8 @@ mod tests {
     /// write), the file the key names is still the one read.
     #[test]
     fn a_newer_memo_file_of_another_key_does_not_replace_this_keys() {
-        let app = "pub async fn handler() {\n    dep::helper();\n}\n";
-        let (ws, scratch) = app_and_dependency("memo-prefetch", app, DEP);
-        run(&ws);
+        let (ws, scratch, ours) = warm_app("memo-prefetch");
         let dir = ws.cache_dir.clone().unwrap();
-        let ours = crate::testutil::cache_file(&dir, |n| n.starts_with("resolve-")).unwrap();
         // A whole file of another key, written after this key's: the newest, and the one read
         // ahead. (Taken for this key's, its entries would be refused, and none reused.)
         let mut file = super::read_file(&ours).expect("this key's file decodes");

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::index::Index;
 use crate::ir::{IrBlock, IrExpr, IrStmt, Pos};
-use crate::resolve::{Body, BodyKind, Target};
+use crate::resolve::{Body, Target};
 
 /// Fixpoint rounds: a chain of wrappers deeper than this is cut (each round follows one more
 /// level of `a(b(c(f)))` across functions).
@@ -35,7 +35,7 @@ pub(crate) fn returned_params(index: &Index, resolved: &[Vec<Body>]) -> Vec<BTre
         .enumerate()
         .filter_map(|(f, bodies)| {
             // An unresolved function (no root reaches it) has no body here.
-            let body = bodies.iter().find(|b| b.kind == BodyKind::Fn)?;
+            let body = crate::graph::fn_body_of(bodies)?;
             let tail = body.tail.as_deref()?;
             // The analysed functions each call position resolves to.
             let mut targets = CallTargets::new();
