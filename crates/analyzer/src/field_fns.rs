@@ -77,6 +77,9 @@ fn stored_fn_items(index: &Index, tid: TypeId, field: &str) -> Vec<FnId> {
             builders.push(*f);
         }
     }
+    // A body without a struct literal stores nothing: not counted towards the limit, so a
+    // function added beside the type (a member's edit) does not change which bodies are read.
+    builders.retain(|&f| index.fns[f].ir.attrs.struct_literal);
     builders.sort_unstable();
     builders.dedup();
     builders.truncate(MAX_BODIES);

@@ -223,6 +223,11 @@ pub struct FnAttrs {
     pub tail_names_param: bool,
     /// The body's writes to struct fields, deduplicated ([`crate::fields`]).
     pub field_writes: ThinVec<crate::fields::FieldWrite>,
+    /// The body writes a struct literal (`S { f: g }`): only such bodies can store a fn item in
+    /// a field ([`crate::field_fns`]), so only they are read for it, and only they of a member's
+    /// free functions count in its interface ([`crate::member_changes`]).
+    #[serde(default)]
+    pub struct_literal: bool,
     /// The fn carries an attribute that may call or export it without its name being written
     /// anywhere (`#[wasm_bindgen]`, `#[no_mangle]`, a framework's proc macro): any attribute
     /// other than documentation, lints, `inline`, `instrument` and the like

@@ -27,6 +27,7 @@ pub mod link;
 pub mod load;
 pub mod lower;
 pub mod macro_rules;
+pub(crate) mod member_changes;
 pub mod memo;
 pub mod metadata_cache;
 pub mod models;
@@ -274,12 +275,26 @@ pub(crate) fn analyze_configured(
     let mut errors: Vec<Diagnostic> = model_warnings;
     let mut loaded = Vec::new();
     let mut run_inputs = Some(Vec::new());
-    // What each member's sources were this run, when recorded (`resolve_memo`).
-    let mut member_digests = vec![None; ws.units.len()];
+    // What each member's lowered IR is this run, when its sources were recorded
+    // (`member_changes`, for the memo of resolutions).
+    let mut member_shapes: Vec<Option<member_changes::MemberShape>> =
+        (0..ws.units.len()).map(|_| None).collect();
+    if run_key.is_some() {
+        let shaped: Vec<(usize, member_changes::MemberShape)> = loads
+            .par_iter()
+            .filter(|l| l.inputs.is_some() && cache::is_mutable(&ws, &ws.units[l.loaded.unit]))
+            .map(|l| {
+                let shape = member_changes::MemberShape::of(&l.loaded.modules);
+                (l.loaded.unit, shape)
+            })
+            .collect();
+        for (u, shape) in shaped {
+            member_shapes[u] = Some(shape);
+        }
+    }
     for mut l in loads {
         if cache::is_mutable(&ws, &ws.units[l.loaded.unit]) {
             let unit_inputs = l.inputs.take();
-            member_digests[l.loaded.unit] = unit_inputs.as_deref().map(resolve_memo::inputs_digest);
             match (&mut run_inputs, unit_inputs) {
                 (Some(all), Some(unit_inputs)) => all.extend(unit_inputs),
                 _ => run_inputs = None,
@@ -317,7 +332,7 @@ pub(crate) fn analyze_configured(
             let (memo, root_fns) = rayon::join(
                 || {
                     run_key.and_then(|key| {
-                        resolve_memo::Memo::open(&ws, &index, key, &member_digests, memo_prefetch)
+                        resolve_memo::Memo::open(&ws, &index, key, &member_shapes, memo_prefetch)
                     })
                 },
                 || roots::candidates(&ws, &index, &config.roots),

@@ -349,6 +349,7 @@ impl<'a> Lowerer<'a> {
         self.writes = outer_writes;
         self.self_owner = outer_owner;
         let (names_block_on, builds_current_thread) = crate::threads::runtime_mentions(&block);
+        let struct_literal = writes_struct_literal(&block);
         let at = pos(ident.span());
         IrFn {
             name: format!("{{static {ident}}}"),
@@ -371,6 +372,7 @@ impl<'a> Lowerer<'a> {
                 builds_current_thread,
                 tail_names_param: false,
                 field_writes: ThinVec::new(),
+                struct_literal,
                 exported: false,
             },
         }
@@ -1054,6 +1056,7 @@ impl<'a> Lowerer<'a> {
         let tail_names_param = block
             .as_ref()
             .is_some_and(|b| crate::stored::tail_names_param(b, &params));
+        let struct_literal = block.as_ref().is_some_and(writes_struct_literal);
         let body = block.as_ref().map(FnBody::pack);
         IrFn {
             name: sig.ident.to_string(),
@@ -1076,6 +1079,7 @@ impl<'a> Lowerer<'a> {
                 builds_current_thread,
                 tail_names_param,
                 field_writes,
+                struct_literal,
                 exported: attrs.iter().any(|a| !is_inert_attribute(a)),
             },
         }
@@ -1917,6 +1921,11 @@ fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
 /// `.cast::<T>()` a pointer to `T`. The
 /// call is lowered as if cast to it (`IrExpr::Cast`: the type of a cast is the written one), which
 /// costs the IR nothing: a field for the turbofish would grow every expression.
+/// Whether `block` writes a struct literal ([`FnAttrs::struct_literal`]).
+fn writes_struct_literal(block: &IrBlock) -> bool {
+    block.any(&mut |e| matches!(e, IrExpr::StructLit(..)))
+}
+
 fn turbofish_result(m: &syn::ExprMethodCall) -> Option<IrType> {
     let args = &m.turbofish.as_ref()?.args;
     let [syn::GenericArgument::Type(t)] = args.iter().collect::<Vec<_>>()[..] else {

@@ -21,7 +21,8 @@
 //!   read). A body edited, or a free function or module added, leaves it unchanged; an impl added
 //!   or a signature changed does not;
 //! - for an entry of a member's function (or of an instance over a member's impl or types): the
-//!   member and every member it depends on have the sources they had ([`closure_digest`]), so
+//!   member's lowered IR is unchanged, and no member it depends on changed more than free
+//!   functions that no member depending on it can name ([`crate::member_changes`]), so
 //!   everything its paths can name is unchanged. A dependency's sources cannot change;
 //! - every function the entry names still exists and has the root-candidate bit it had;
 //! - instances are stored as keys, never ids: the walk's instances are recorded in the order it
@@ -31,8 +32,9 @@
 //!
 //! Ids shift between runs (members come first in the unit order, so a function added to a
 //! member shifts every dependency's function ids), so an entry names functions by unit and
-//! offset within the unit (a dependency unit's layout is fixed by the run key; a member's by its
-//! closure digest, carried in the name), a member's impl or trait method by its impl's or
+//! offset within the unit (a dependency unit's layout is fixed by the run key), a member's
+//! function by a key that survives edits elsewhere in its member
+//! ([`crate::member_changes::MemberKey`]), a member's impl or trait method by its impl's or
 //! trait's offset and its name; types and impls by unit and offset (members' lists are part of
 //! the fingerprint).
 //!
@@ -44,17 +46,19 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::discover::Workspace;
 use crate::index::{FnId, FnOwner, ImplId, Index, TypeId, TypeKind};
 use crate::instances::{Instance, Table, PENDING};
+use crate::member_changes::{MemberKey, MemberShape, MemberState, Status, UnitKeys, UnitRanges};
 use crate::resolve::Resolved;
 use crate::ty::{TraitRef, Ty, TyCon};
 
 /// Bumped when the file's layout or the meaning of an entry changes.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
 
 /// Memo files kept per cache directory (a few option sets used in turn keep theirs).
 const KEEP: usize = 2;
@@ -64,10 +68,9 @@ const KEEP: usize = 2;
 enum StableFn {
     /// (unit, offset among its functions): a dependency unit's function.
     Unit(u32, u32),
-    /// (unit, offset among its functions, [`Memo::closure_digest`] of the unit): a member's
-    /// function that is no impl's or trait's method, named so only while neither the member
-    /// nor what it depends on changed.
-    Member(u32, u32, [u8; 16]),
+    /// (unit, key): a member's function that is no impl's or trait's method, named by a key
+    /// that survives edits elsewhere in the member ([`crate::member_changes`]).
+    Member(u32, MemberKey),
     /// (unit, offset among its impls, name): an impl's method.
     ImplFn(u32, u32, String),
     /// (unit, offset among its types, name): a trait's method.
@@ -98,10 +101,10 @@ struct Stored {
 }
 
 /// An entry: whose resolution, its root-candidate bit, the encoded [`Stored`] (decoded only
-/// when reused, on the resolving thread), and the members whose code it read: each with its
-/// [`Memo::closure_digest`] when recorded.
+/// when reused, on the resolving thread), and the members whose code it read (each read with
+/// every member it depends on: [`Memo::closure_ok`]).
 #[derive(Serialize, Deserialize)]
-pub(crate) struct Entry(StableRef, bool, serde_bytes::ByteBuf, Vec<(u32, [u8; 16])>);
+pub(crate) struct Entry(StableRef, bool, serde_bytes::ByteBuf, Vec<u32>);
 
 #[derive(Serialize, Deserialize)]
 struct File {
@@ -109,6 +112,8 @@ struct File {
     key: String,
     /// [`Layout::counts`] when written.
     layout: Vec<(u32, u32, u32)>,
+    /// Per unit, a member's state when written ([`crate::member_changes`]).
+    members: Vec<Option<MemberState>>,
     entries: Vec<Entry>,
 }
 
@@ -215,9 +220,16 @@ pub(crate) struct Memo {
     dir: PathBuf,
     key: String,
     mutable: Vec<bool>,
-    /// Per member unit: [`Memo::closure_digest`]; `None` for dependencies, and for members whose
-    /// sources (or a member's they depend on) were not recorded.
-    closure_digests: Vec<Option<[u8; 16]>>,
+    /// Per unit: a member's state in this run; `None` for dependencies, and for members whose
+    /// sources were not recorded (their functions have no stable name).
+    states: Vec<Option<MemberState>>,
+    /// Per unit: its [`Status`] against the file's states.
+    status: Vec<Status>,
+    /// Per unit: no member it depends on (itself included) is [`Status::Changed`], so what its
+    /// functions' paths and types can name is as it was.
+    closure_ok: Vec<bool>,
+    /// Per member unit with a state: its functions' keys.
+    keys: Vec<Option<UnitKeys>>,
     layout: Layout,
     entries: Vec<Entry>,
     by_fn: HashMap<FnId, usize>,
@@ -237,13 +249,13 @@ pub(crate) enum Outcome {
 impl Memo {
     /// The memo for this run's index, reading its entries when a file with the same key exists.
     /// `None` without a cache directory, or when the index's ids cannot be named stably.
-    /// `member_digests`: per unit, [`inputs_digest`] of a member's recorded inputs;
+    /// `shapes`: per unit, a member's [`MemberShape`] when its sources were recorded;
     /// `prefetch`: the newest file, when its reading was started ([`Prefetch`]).
     pub(crate) fn open(
         ws: &Workspace,
         index: &Index,
         run_key: &str,
-        member_digests: &[Option<[u8; 16]>],
+        shapes: &[Option<MemberShape>],
         prefetch: Option<Prefetch>,
     ) -> Option<Memo> {
         if usize::BITS < 64 {
@@ -259,15 +271,36 @@ impl Memo {
             return None;
         }
         let layout = Layout::of(index)?;
-        let closure_digests = (0..ws.units.len())
-            .map(|u| closure_digest(ws, &mutable, member_digests, u))
+        let ranges = |u: usize| UnitRanges {
+            fns: layout.fns[u].clone(),
+            types: layout.types[u].clone(),
+            impls: layout.impls[u].clone(),
+        };
+        let keyed: Vec<Option<(UnitKeys, MemberState)>> = (0..ws.units.len())
+            .into_par_iter()
+            .map(|u| {
+                let shape = shapes.get(u)?.as_ref().filter(|_| mutable[u])?;
+                let keys = UnitKeys::of(index, &ranges(u));
+                let state = MemberState::of(index, &ranges(u), &keys, shape);
+                Some((keys, state))
+            })
             .collect();
+        let (keys, states): (Vec<_>, Vec<_>) = keyed
+            .into_iter()
+            .map(|k| match k {
+                Some((keys, state)) => (Some(keys), Some(state)),
+                None => (None, None),
+            })
+            .unzip();
         let mut memo = Memo {
             path: PathBuf::new(),
             dir,
             key: String::new(),
             mutable,
-            closure_digests,
+            states,
+            status: Vec::new(),
+            closure_ok: Vec::new(),
+            keys,
             layout,
             entries: Vec::new(),
             by_fn: HashMap::new(),
@@ -281,9 +314,19 @@ impl Memo {
         h.update(memo.workspace_fingerprint(index));
         memo.key = crate::rules::hex(&h.finalize()[..16]);
         memo.path = memo.dir.join(format!("resolve-{}.bin", memo.key));
-        memo.entries = memo
-            .read(prefetch.and_then(|p| p.take(&memo.path)))
-            .unwrap_or_default();
+        let file = memo.read(prefetch.and_then(|p| p.take(&memo.path)));
+        let closures = member_closures(ws, &memo.mutable);
+        memo.status = crate::member_changes::statuses(
+            &closures,
+            &memo.states,
+            file.as_ref().map(|f| f.members.as_slice()),
+            shapes,
+        );
+        memo.closure_ok = closures
+            .iter()
+            .map(|c| c.iter().all(|&w| memo.status[w] != Status::Changed))
+            .collect();
+        memo.entries = file.map(|f| f.entries).unwrap_or_default();
         for (i, Entry(stable, _, _, _)) in memo.entries.iter().enumerate() {
             match memo.current(index, stable) {
                 Some(Current::Fn(f)) => {
@@ -298,16 +341,17 @@ impl Memo {
         Some(memo)
     }
 
-    /// The entries of this key's file (`prefetched`, when that is the file already read).
-    fn read(&self, prefetched: Option<File>) -> Option<Vec<Entry>> {
+    /// This key's file (`prefetched`, when that is the file already read).
+    fn read(&self, prefetched: Option<File>) -> Option<File> {
         let file = match prefetched {
             Some(file) => file,
             None => read_file(&self.path)?,
         };
         (file.format == FORMAT
             && file.key == self.key
-            && file.layout == self.layout.counts(&self.mutable))
-        .then_some(file.entries)
+            && file.layout == self.layout.counts(&self.mutable)
+            && file.members.len() == self.mutable.len())
+        .then_some(file)
     }
 
     /// Resolves function `f` ([`crate::resolve`]'s `resolve_in` is `fresh`), reusing its entry
@@ -354,11 +398,17 @@ impl Memo {
             None => *self.by_fn.get(&f)?,
         };
         let Entry(_, own_candidate, bytes, read) = &self.entries[entry];
-        if is_candidate(candidate, base_of(table, f)) != *own_candidate {
+        let base = base_of(table, f);
+        if is_candidate(candidate, base) != *own_candidate {
             return None;
         }
-        for (u, digest) in read {
-            if self.closure_digests.get(*u as usize)?.as_ref() != Some(digest) {
+        // The walked body is the one stored: its member's IR is unchanged.
+        let own_unit = index.fns[base].unit;
+        if self.mutable[own_unit] && self.status[own_unit] != Status::Same {
+            return None;
+        }
+        for &u in read {
+            if !*self.closure_ok.get(u as usize)? {
                 return None;
             }
         }
@@ -496,6 +546,7 @@ impl Memo {
                 format: FORMAT,
                 key: self.key,
                 layout: self.layout.counts(&self.mutable),
+                members: self.states,
                 entries: used
                     .into_iter()
                     .filter_map(|i| entries[i].take())
@@ -514,14 +565,14 @@ impl Memo {
             .ok();
         (mismatches, Saving(handle))
     }
-    /// The members whose code the resolution of `stable` reads, with their closure digests:
-    /// the units it names (its own, an impl's, the bound types') are read with everything they
-    /// depend on. `None` when one of them has no digest (its sources were not recorded).
-    fn members_read(&self, stable: &StableRef) -> Option<Vec<(u32, [u8; 16])>> {
+    /// The members whose code the resolution of `stable` reads: the units it names (its own,
+    /// an impl's, the bound types') are read with everything they depend on. `None` when one of
+    /// them has no state (its sources were not recorded).
+    fn members_read(&self, stable: &StableRef) -> Option<Vec<u32>> {
         let mut units = Vec::new();
         let fn_unit = |f: &StableFn| match f {
             StableFn::Unit(u, _)
-            | StableFn::Member(u, _, _)
+            | StableFn::Member(u, _)
             | StableFn::ImplFn(u, _, _)
             | StableFn::TraitFn(u, _, _) => *u,
         };
@@ -543,7 +594,8 @@ impl Memo {
         let mut read = Vec::new();
         for u in units {
             if *self.mutable.get(u as usize)? {
-                read.push((u, (*self.closure_digests.get(u as usize)?)?));
+                self.states.get(u as usize)?.as_ref()?;
+                read.push(u);
             }
         }
         Some(read)
@@ -560,12 +612,9 @@ impl Memo {
         }
         let name = &def.ir.name;
         let member = || {
-            let digest = (*self.closure_digests.get(unit)?)?;
-            Some(StableFn::Member(
-                unit as u32,
-                (f - self.layout.fns[unit].start) as u32,
-                digest,
-            ))
+            let keys = self.keys.get(unit)?.as_ref()?;
+            let key = keys.key(f - self.layout.fns[unit].start)?;
+            Some(StableFn::Member(unit as u32, key.clone()))
         };
         match def.owner {
             FnOwner::Impl(i) if index.impls[i].fns.get(name.as_str()) == Some(&f) => {
@@ -645,11 +694,12 @@ impl Memo {
                 }
                 offset(&self.layout.fns, *u, *o)
             }
-            StableFn::Member(u, o, digest) => {
-                if self.closure_digests.get(*u as usize)?.as_ref() != Some(digest) {
+            StableFn::Member(u, key) => {
+                if !self.status.get(*u as usize)?.names(key) {
                     return None;
                 }
-                offset(&self.layout.fns, *u, *o)
+                let o = self.keys.get(*u as usize)?.as_ref()?.offset(key)?;
+                offset(&self.layout.fns, *u, o as u32)
             }
             StableFn::ImplFn(u, o, name) => {
                 let i = offset(&self.layout.impls, *u, *o)?;
@@ -755,47 +805,31 @@ impl Saving {
     }
 }
 
-/// A digest of a member's recorded inputs (its files' contents and the paths looked for).
-pub(crate) fn inputs_digest(inputs: &[crate::inputs::Input]) -> [u8; 16] {
-    let digest = Sha256::digest(format!("{inputs:?}").as_bytes());
-    let mut out = [0; 16];
-    out.copy_from_slice(&digest[..16]);
-    out
-}
-
-/// For a member: a digest of its inputs' and those of every member it depends on
-/// (transitively), so that its IR, and everything its functions' resolutions can name by path,
-/// is unchanged while the digest is. `None` for a dependency, or when a member in the closure
-/// has no recorded inputs.
-fn closure_digest(
-    ws: &Workspace,
-    mutable: &[bool],
-    member_digests: &[Option<[u8; 16]>],
-    unit: usize,
-) -> Option<[u8; 16]> {
-    if !mutable[unit] {
-        return None;
-    }
-    let mut seen = vec![false; ws.units.len()];
-    let mut stack = vec![unit];
-    seen[unit] = true;
-    while let Some(u) = stack.pop() {
-        for dep in ws.units[u].deps.values() {
-            if let crate::discover::DepTarget::Unit(v) = dep {
-                if !std::mem::replace(&mut seen[*v], true) {
-                    stack.push(*v);
+/// Per unit: for a member, the members it depends on (transitively), itself included; empty
+/// for a dependency.
+fn member_closures(ws: &Workspace, mutable: &[bool]) -> Vec<Vec<usize>> {
+    (0..ws.units.len())
+        .map(|unit| {
+            if !mutable[unit] {
+                return Vec::new();
+            }
+            let mut seen = vec![false; ws.units.len()];
+            let mut stack = vec![unit];
+            seen[unit] = true;
+            while let Some(u) = stack.pop() {
+                for dep in ws.units[u].deps.values() {
+                    if let crate::discover::DepTarget::Unit(v) = dep {
+                        if !std::mem::replace(&mut seen[*v], true) {
+                            stack.push(*v);
+                        }
+                    }
                 }
             }
-        }
-    }
-    let mut h = Sha256::new();
-    for (u, _) in seen.iter().enumerate().filter(|(u, s)| **s && mutable[*u]) {
-        h.update((u as u64).to_le_bytes());
-        h.update((*member_digests.get(u)?)?);
-    }
-    let mut out = [0; 16];
-    out.copy_from_slice(&h.finalize()[..16]);
-    Some(out)
+            (0..ws.units.len())
+                .filter(|&u| seen[u] && mutable[u])
+                .collect()
+        })
+        .collect()
 }
 
 /// The function whose IR `f` runs: `f`, or an instance's base.
@@ -1021,12 +1055,13 @@ mod tests {
         let loads: Vec<_> = (0..ws.units.len())
             .map(|u| crate::load::load_unit(&ws, u).loaded)
             .collect();
+        let shape = || Some(crate::member_changes::MemberShape::of(&loads[0].modules));
+        let shapes = [shape(), None];
         let index = crate::index::Index::build(&ws, loads);
         // Without the member's inputs, its free functions have no name; with them, all do.
         let unrecorded =
             super::Memo::open(&ws, &index, "key", &[None, None], None).expect("a memo");
-        let recorded =
-            super::Memo::open(&ws, &index, "key", &[Some([7; 16]), None], None).expect("a memo");
+        let recorded = super::Memo::open(&ws, &index, "key", &shapes, None).expect("a memo");
         for f in 0..index.fns.len() {
             let def = &index.fns[f];
             let stable = recorded.stable_fn(&index, f).expect("a name");
@@ -1102,6 +1137,93 @@ mod tests {
             "pub fn run() {\n    step();\n}\nfn step() {\n    dep::pause();\n}\n",
         )
         .unwrap();
+        let edited = run(&ws);
+        assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
+    }
+
+    fn edit_core(scratch: &Scratch, src: &str) {
+        std::fs::write(scratch.0.join("core_lib/src/lib.rs"), src).unwrap();
+    }
+
+    #[test]
+    fn a_function_added_to_a_member_keeps_the_resolutions_of_the_members_depending_on_it() {
+        let app = "pub async fn handler() {\n    core_lib::run();\n}\n";
+        let core = "pub fn run() {\n    step();\n}\nfn step() {\n    dep::helper();\n}\n";
+        let (ws, scratch) = two_members_and_dependency("memo-added-fn", app, core, DEP);
+        assert_eq!(run(&ws).findings.len(), 1);
+        // A name no member depending on core_lib mentions: app's handler is kept (core_lib's own
+        // functions are resolved again).
+        edit_core(
+            &scratch,
+            &format!("{core}pub fn added() -> u32 {{\n    7\n}}\n"),
+        );
+        let edited = run(&ws);
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
+        edit_core(&scratch, core);
+        run(&ws);
+        // A name app's code holds: app is resolved again, only the dependency's entries kept.
+        edit_core(&scratch, &format!("{core}pub fn handler() {{}}\n"));
+        let mentioned = run(&ws);
+        assert_eq!(mentioned.without_timings().to_json(), cold(&ws));
+        assert_eq!(
+            edited.cache.resolutions_reused,
+            mentioned.cache.resolutions_reused + 1,
+            "{:?} {:?}",
+            edited.cache,
+            mentioned.cache
+        );
+    }
+
+    #[test]
+    fn a_function_added_under_a_name_a_depending_member_mentions_is_looked_up_again() {
+        // `later` does not exist yet: the call stays unresolved until it does.
+        let app = "pub async fn handler() {\n    core_lib::later();\n}\n";
+        let core = "pub fn run() {}\n";
+        let (ws, scratch) = two_members_and_dependency("memo-added-name", app, core, DEP);
+        assert!(run(&ws).findings.is_empty());
+        edit_core(
+            &scratch,
+            &format!("{core}pub fn later() {{\n    dep::pause();\n}}\n"),
+        );
+        let edited = run(&ws);
+        assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
+    }
+
+    #[test]
+    fn a_changed_signature_is_read_again_by_the_members_calling_it() {
+        let core = |ret: &str| {
+            format!(
+                "pub struct A;\nimpl A {{ pub fn go(&self) {{}} }}\n\
+                 pub struct B;\nimpl B {{ pub fn go(&self) {{ dep::pause(); }} }}\n\
+                 pub fn make() -> {ret} {{\n    {ret}\n}}\n"
+            )
+        };
+        let app = "pub async fn handler() {\n    core_lib::make().go();\n}\n";
+        let (ws, scratch) = two_members_and_dependency("memo-signature", app, &core("A"), DEP);
+        assert!(run(&ws).findings.is_empty());
+        edit_core(&scratch, &core("B"));
+        let edited = run(&ws);
+        assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
+        assert_eq!(edited.without_timings().to_json(), cold(&ws));
+    }
+
+    #[test]
+    fn a_constructor_edited_in_a_member_is_read_again_by_calls_through_its_field() {
+        let core = |stored: &str| {
+            format!(
+                "pub struct Hooks {{\n    pub run: fn(),\n}}\n\
+                 pub fn hooks() -> Hooks {{\n    Hooks {{ run: {stored} }}\n}}\n\
+                 pub fn quiet() {{}}\n\
+                 pub fn loud() {{\n    dep::pause();\n}}\n"
+            )
+        };
+        let app = "pub async fn handler() {\n    let h = core_lib::hooks();\n    (h.run)();\n}\n";
+        let (ws, scratch) =
+            two_members_and_dependency("memo-constructor", app, &core("quiet"), DEP);
+        assert!(run(&ws).findings.is_empty());
+        edit_core(&scratch, &core("loud"));
         let edited = run(&ws);
         assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
         assert_eq!(edited.without_timings().to_json(), cold(&ws));
