@@ -35,31 +35,150 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::index::{FnOwner, Index, TypeKind};
-use crate::ir::{IrItemKind, IrModule};
+use crate::ir::{IrExpr, IrFn, IrItemKind, IrModule, IrPath, Name, ThinVec};
 
 /// What the loader keeps of a member for [`MemberState`]: the digest of its interface, and its
 /// whole IR encoded, to search names in.
 pub(crate) struct MemberShape {
+    /// The digest of the whole IR.
+    whole: [u8; 16],
     iface: [u8; 16],
     haystack: Vec<u8>,
 }
 
-/// A module as the interface sees it: [`IrModule`] without its free functions (unless the
-/// module defines a struct with fields) and without the names it mentions.
+/// A module as the interface sees it: [`IrModule`] without its free functions (but those that
+/// write a struct literal in a module that defines a struct with fields), without the names it
+/// mentions and the field writes of its initialisers (read by the graph stage only), and with
+/// functions as [`FnView`]s. Positions are left out (other functions' resolutions do not read
+/// them), so lines added above an impl keep the interface; macros keep theirs.
 #[derive(Serialize)]
 struct InterfaceView<'a> {
     path: &'a [String],
     file: u32,
-    fns: Vec<&'a crate::ir::IrFn>,
-    types: &'a [crate::ir::IrTypeItem],
-    impls: &'a [crate::ir::IrImpl],
+    fns: Vec<FnView<'a>>,
+    types: Vec<TypeView<'a>>,
+    impls: Vec<ImplView<'a>>,
     uses: &'a [crate::ir::IrUse],
     extern_crates: &'a [(String, Option<String>)],
-    foreign_fns: &'a [crate::ir::IrFn],
+    foreign_fns: Vec<FnView<'a>>,
     macros: &'a [crate::ir::IrMacro],
     children: &'a [String],
     values: &'a [(String, crate::ir::IrType)],
-    field_writes: &'a [crate::fields::FieldWrite],
+}
+
+/// A function as another function's resolution reads it: its name, signature and whether it
+/// has a body, and what [`crate::field_fns`] reads of its body: the struct literals it writes,
+/// each with the fields whose value is a path (no position: lines added above keep the view).
+#[derive(Serialize)]
+struct FnView<'a> {
+    name: &'a str,
+    sig: &'a crate::ir::IrSig,
+    has_body: bool,
+    literals: Vec<(IrPath, Vec<(Name, IrPath)>)>,
+}
+
+impl<'a> FnView<'a> {
+    fn of(f: &'a IrFn) -> FnView<'a> {
+        FnView {
+            name: &f.name,
+            sig: &f.sig,
+            has_body: f.body.is_some(),
+            literals: struct_literals(f),
+        }
+    }
+}
+
+/// The struct literals of `f`'s body in the order [`crate::field_fns`] visits them, each with
+/// its fields whose value is a path (the only values it follows).
+fn struct_literals(f: &IrFn) -> Vec<(IrPath, Vec<(Name, IrPath)>)> {
+    let Some(block) = f
+        .body
+        .as_ref()
+        .filter(|_| f.attrs.struct_literal)
+        .map(crate::ir::FnBody::block)
+    else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    block.any(&mut |e| {
+        if let IrExpr::StructLit(path, values) = e {
+            let paths = values
+                .iter()
+                .filter_map(|(name, value)| match value {
+                    IrExpr::Path(p, _) => Some((*name, p.clone())),
+                    _ => None,
+                })
+                .collect();
+            out.push((path.clone(), paths));
+        }
+        false
+    });
+    out
+}
+
+#[derive(Serialize)]
+enum TypeView<'a> {
+    Trait {
+        name: &'a str,
+        methods: Vec<FnView<'a>>,
+        supertraits: &'a [crate::ir::IrPath],
+        generics: &'a [crate::ir::IrGeneric],
+        assoc_bounds: &'a [(String, ThinVec<crate::ir::IrPath>)],
+        derives: &'a [crate::ir::IrPath],
+    },
+    Other {
+        name: &'a str,
+        kind: &'a IrItemKind,
+        derives: &'a [crate::ir::IrPath],
+    },
+}
+
+impl<'a> TypeView<'a> {
+    fn of(t: &'a crate::ir::IrTypeItem) -> TypeView<'a> {
+        match &t.kind {
+            IrItemKind::Trait {
+                methods,
+                supertraits,
+                generics,
+                assoc_bounds,
+            } => TypeView::Trait {
+                name: &t.name,
+                methods: methods.iter().map(FnView::of).collect(),
+                supertraits,
+                generics,
+                assoc_bounds,
+                derives: &t.derives,
+            },
+            kind => TypeView::Other {
+                name: &t.name,
+                kind,
+                derives: &t.derives,
+            },
+        }
+    }
+}
+
+#[derive(Serialize)]
+struct ImplView<'a> {
+    self_ty: &'a crate::ir::IrType,
+    trait_: &'a Option<crate::ir::IrPath>,
+    generics: &'a [crate::ir::IrGeneric],
+    fns: Vec<FnView<'a>>,
+    assoc_types: &'a [(String, crate::ir::IrType)],
+    assoc_consts: &'a [(String, crate::ir::IrType)],
+}
+
+impl<'a> ImplView<'a> {
+    fn of(i: &'a crate::ir::IrImpl) -> ImplView<'a> {
+        ImplView {
+            self_ty: &i.self_ty,
+            trait_: &i.trait_,
+            generics: &i.generics,
+            fns: i.fns.iter().map(FnView::of).collect(),
+            assoc_types: &i.assoc_types,
+            assoc_consts: &i.assoc_consts,
+        }
+    }
 }
 
 impl MemberShape {
@@ -70,41 +189,39 @@ impl MemberShape {
             .filter(|m| m.types.iter().any(|t| is_struct_with_fields(&t.kind)))
             .map(|m| m.path.as_slice())
             .collect();
-        let mut h = Sha256::new();
+        let (mut h, mut w) = (Sha256::new(), Sha256::new());
         let mut haystack = Vec::new();
         for m in modules {
             let constructor = constructors.contains(m.path.as_slice());
-            let (kept, free): (Vec<&crate::ir::IrFn>, Vec<&crate::ir::IrFn>) = m
-                .fns
-                .iter()
-                .partition(|f| constructor && f.attrs.struct_literal);
             let view = InterfaceView {
                 path: &m.path,
                 file: m.file,
-                fns: kept,
-                types: &m.types,
-                impls: &m.impls,
+                fns: m
+                    .fns
+                    .iter()
+                    .filter(|f| constructor && f.attrs.struct_literal)
+                    .map(FnView::of)
+                    .collect(),
+                types: m.types.iter().map(TypeView::of).collect(),
+                impls: m.impls.iter().map(ImplView::of).collect(),
                 uses: &m.uses,
                 extern_crates: &m.extern_crates,
-                foreign_fns: &m.foreign_fns,
+                foreign_fns: m.foreign_fns.iter().map(FnView::of).collect(),
                 macros: &m.macros,
                 children: &m.children,
                 values: &m.values,
-                field_writes: &m.field_writes,
             };
             let bytes = encode(&view);
             h.update((bytes.len() as u64).to_le_bytes());
             h.update(&bytes);
-            haystack.extend_from_slice(&bytes);
-            for name in m.mentions.iter().chain(&m.method_mentions) {
-                haystack.extend_from_slice(name.as_bytes());
-                haystack.push(0);
-            }
-            for f in free {
-                haystack.extend_from_slice(&encode(f));
-            }
+            // Every name the module holds, wherever it is.
+            let whole = encode(m);
+            w.update((whole.len() as u64).to_le_bytes());
+            w.update(&whole);
+            haystack.extend_from_slice(&whole);
         }
         MemberShape {
+            whole: truncate(w.finalize().into()),
             iface: truncate(h.finalize().into()),
             haystack,
         }
@@ -220,7 +337,7 @@ impl UnitKeys {
 /// A member's state as a memo file records it (see the module documentation).
 #[derive(Serialize, Deserialize, Clone, Debug)]
 pub(crate) struct MemberState {
-    /// The whole lowered IR: the interface and every free function's two digests.
+    /// The whole lowered IR.
     digest: [u8; 16],
     interface: [u8; 16],
     /// The free functions outside the interface, each with the digest of what other functions'
@@ -241,8 +358,6 @@ impl MemberState {
             .filter(|&t| is_struct_with_fields_in_index(&index.types[t].kind))
             .map(|t| index.modules[index.types[t].module].path.as_slice())
             .collect();
-        let mut whole = Sha256::new();
-        whole.update(shape.iface);
         let mut free = Vec::new();
         for (o, f) in ranges.fns.clone().enumerate() {
             let def = &index.fns[f];
@@ -259,19 +374,10 @@ impl MemberState {
             let outline = truncate(
                 Sha256::digest(encode(&(module, &ir.name, &ir.sig, ir.body.is_some()))).into(),
             );
-            let body = ir.body.as_ref().map_or(&[][..], |b| b.bytes());
-            let key = keys.by_offset[o].clone();
-            whole.update(encode(&key));
-            whole.update(outline);
-            let rest = encode(&(ir.pos, &ir.attrs));
-            whole.update((rest.len() as u64).to_le_bytes());
-            whole.update(&rest);
-            whole.update((body.len() as u64).to_le_bytes());
-            whole.update(body);
-            free.push((key, outline));
+            free.push((keys.by_offset[o].clone(), outline));
         }
         MemberState {
-            digest: truncate(whole.finalize().into()),
+            digest: shape.whole,
             interface: shape.iface,
             free,
         }

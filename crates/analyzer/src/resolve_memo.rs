@@ -1176,6 +1176,42 @@ mod tests {
     }
 
     #[test]
+    fn lines_added_in_a_members_body_keep_the_members_depending_on_it_though_items_below_moved() {
+        let core = |extra: &str| {
+            format!(
+                "pub fn run() {{\n{extra}    step();\n}}\nfn step() {{\n    dep::helper();\n}}\n\
+                 pub struct Thing;\nimpl Thing {{\n    pub fn go(&self) {{\n        step();\n    }}\n}}\n"
+            )
+        };
+        let app = "pub async fn handler() {\n    core_lib::run();\n    core_lib::Thing.go();\n}\n";
+        let (ws, scratch) = two_members_and_dependency("memo-moved", app, &core(""), DEP);
+        assert!(!run(&ws).findings.is_empty());
+        // `step` and the impl below the edit move down two lines.
+        edit_core(&scratch, &core("    let _a = 1;\n    let _b = 2;\n"));
+        let moved = run(&ws);
+        assert_eq!(moved.without_timings().to_json(), cold(&ws));
+        edit_core(&scratch, &core(""));
+        run(&ws);
+        // The same edit plus a function named as app's handler: app is resolved again.
+        edit_core(
+            &scratch,
+            &format!(
+                "{}pub fn handler() {{}}\n",
+                core("    let _a = 1;\n    let _b = 2;\n")
+            ),
+        );
+        let mentioned = run(&ws);
+        assert_eq!(mentioned.without_timings().to_json(), cold(&ws));
+        assert_eq!(
+            moved.cache.resolutions_reused,
+            mentioned.cache.resolutions_reused + 1,
+            "{:?} {:?}",
+            moved.cache,
+            mentioned.cache
+        );
+    }
+
+    #[test]
     fn a_function_added_under_a_name_a_depending_member_mentions_is_looked_up_again() {
         // `later` does not exist yet: the call stays unresolved until it does.
         let app = "pub async fn handler() {\n    core_lib::later();\n}\n";
