@@ -25,21 +25,25 @@ use crate::report::Diagnostic;
 
 const MAGIC: &[u8; 8] = b"NBCACHE1";
 /// Bumped whenever the IR or the lowering changes meaning without a version bump.
-const FORMAT: u32 = 18;
+const FORMAT: u32 = 19;
 
+/// What an entry holds after its modules (`Vec<IrModule>`), read on its own ([`read`]).
 #[derive(Deserialize)]
-struct Entry {
-    modules: Vec<IrModule>,
+struct EntryTail {
     files: Vec<(PathBuf, u64)>,
     diagnostics: Vec<StoredDiagnostic>,
+    /// A member's [`crate::member_changes::MemberShape`] digests, computed when the entry was
+    /// written, so a warm run does not encode the member's IR again.
+    shape: Option<([u8; 16], [u8; 16])>,
 }
 
-/// [`Entry`] as written: borrowed from the fresh load, so writing never copies a crate's IR.
+/// An entry as written (modules, then [`EntryTail`]): borrowed from the fresh load, so writing never copies a crate's IR.
 #[derive(Serialize)]
 struct EntryRef<'a> {
     modules: &'a [IrModule],
     files: Vec<(&'a Path, u64)>,
     diagnostics: Vec<StoredDiagnostic>,
+    shape: Option<([u8; 16], [u8; 16])>,
 }
 
 /// A [`Diagnostic`] as stored: every field, in order. `Diagnostic`'s own serde form leaves out
@@ -222,21 +226,29 @@ pub fn read(dir: &Path, key: &str, unit: usize, mutable: bool) -> Lookup {
     if mutable && !inputs.as_deref().is_some_and(crate::inputs::all_unchanged) {
         return Lookup::Stale;
     }
-    let Ok(entry) = postcard::from_bytes::<Entry>(rest) else {
+    // Field by field (postcard writes a struct as its fields in order), to know where the
+    // modules' bytes end: every name of the IR is in them, and only there (the name search of
+    // `member_changes`; the file paths after them would only add false matches).
+    let Ok((modules, after)) = postcard::take_from_bytes::<Vec<IrModule>>(rest) else {
+        return Lookup::Corrupt;
+    };
+    let modules_bytes = &rest[..rest.len() - after.len()];
+    let Ok(tail) = postcard::from_bytes::<EntryTail>(after) else {
         return Lookup::Corrupt;
     };
     Lookup::Hit(Box::new(UnitLoad {
-        loaded: LoadedUnit {
-            unit,
-            modules: entry.modules,
-        },
-        files: entry
+        loaded: LoadedUnit { unit, modules },
+        files: tail
             .files
             .into_iter()
             .map(|(path, bytes)| SourceFile { path, unit, bytes })
             .collect(),
-        diagnostics: entry.diagnostics.into_iter().map(restored).collect(),
+        diagnostics: tail.diagnostics.into_iter().map(restored).collect(),
         inputs,
+        // The entry's bytes hold every name of the IR: the haystack of the name search.
+        shape: tail.shape.map(|digests| {
+            crate::member_changes::MemberShape::stored(digests, modules_bytes.to_vec())
+        }),
     }))
 }
 
@@ -250,6 +262,7 @@ pub fn write(dir: &Path, key: &str, load: &UnitLoad) {
             .map(|f| (f.path.as_path(), f.bytes))
             .collect(),
         diagnostics: load.diagnostics.iter().map(stored).collect(),
+        shape: load.shape.as_ref().map(|s| s.digests()),
     };
     let Ok(mut payload) = postcard::to_stdvec(&load.inputs) else {
         return;
@@ -326,7 +339,12 @@ pub fn load_unit(
         Lookup::Stale => stats.lock().expect("cache stats lock").stale += 1,
         Lookup::Corrupt => stats.lock().expect("cache stats lock").rejected += 1,
     }
-    let fresh = crate::load::load_unit_with(ws, unit, externs);
+    let mut fresh = crate::load::load_unit_with(ws, unit, externs);
+    if mutable && fresh.inputs.is_some() {
+        fresh.shape = Some(crate::member_changes::MemberShape::of(
+            &fresh.loaded.modules,
+        ));
+    }
     if mutable && fresh.inputs.is_none() {
         // Nothing to check a later run against: never reuse this unit's old entry either.
         let _ = std::fs::remove_file(entry_path(dir, &key));

@@ -279,22 +279,12 @@ pub(crate) fn analyze_configured(
     // (`member_changes`, for the memo of resolutions).
     let mut member_shapes: Vec<Option<member_changes::MemberShape>> =
         (0..ws.units.len()).map(|_| None).collect();
-    if run_key.is_some() {
-        let shaped: Vec<(usize, member_changes::MemberShape)> = loads
-            .par_iter()
-            .filter(|l| l.inputs.is_some() && cache::is_mutable(&ws, &ws.units[l.loaded.unit]))
-            .map(|l| {
-                let shape = member_changes::MemberShape::of(&l.loaded.modules);
-                (l.loaded.unit, shape)
-            })
-            .collect();
-        for (u, shape) in shaped {
-            member_shapes[u] = Some(shape);
-        }
-    }
     for mut l in loads {
         if cache::is_mutable(&ws, &ws.units[l.loaded.unit]) {
             let unit_inputs = l.inputs.take();
+            if unit_inputs.is_some() {
+                member_shapes[l.loaded.unit] = l.shape.take();
+            }
             match (&mut run_inputs, unit_inputs) {
                 (Some(all), Some(unit_inputs)) => all.extend(unit_inputs),
                 _ => run_inputs = None,

@@ -36,6 +36,9 @@ pub struct UnitLoad {
     /// ([`crate::inputs`]); `None` for immutable sources, and for a load that met something the
     /// records cannot describe (then the unit is never cached).
     pub inputs: Option<Vec<Input>>,
+    /// For a member whose inputs were recorded, read from or written to the cache: what
+    /// [`crate::member_changes`] compares ([`crate::cache::load_unit`] sets it).
+    pub(crate) shape: Option<crate::member_changes::MemberShape>,
 }
 
 struct Loader<'a> {
@@ -69,6 +72,7 @@ impl UnitLoad {
             files: Vec::new(),
             diagnostics: vec![diagnostic],
             inputs: None,
+            shape: None,
         }
     }
 }
@@ -286,6 +290,7 @@ fn load_unit_on_this_thread(
             files: Vec::new(),
             diagnostics: Vec::new(),
             inputs: loader.inputs,
+            shape: None,
         };
     }
     let root = unit.root.clone();
@@ -316,6 +321,7 @@ fn load_unit_on_this_thread(
         files: loader.files,
         diagnostics: loader.diagnostics,
         inputs: loader.inputs,
+        shape: None,
     }
 }
 

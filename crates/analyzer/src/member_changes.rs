@@ -31,6 +31,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ops::Range;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -43,7 +44,8 @@ pub(crate) struct MemberShape {
     /// The digest of the whole IR.
     whole: [u8; 16],
     iface: [u8; 16],
-    haystack: Vec<u8>,
+    /// Each module's IR, encoded.
+    haystack: Vec<Vec<u8>>,
 }
 
 /// A module as the interface sees it: [`IrModule`] without its free functions (but those that
@@ -182,43 +184,51 @@ impl<'a> ImplView<'a> {
 }
 
 impl MemberShape {
-    /// The shape of a member's lowered modules.
+    /// The shape of a member's lowered modules (encoded and hashed module by module, in
+    /// parallel: deno's largest member is a fifth of its workspace's IR).
     pub(crate) fn of(modules: &[IrModule]) -> MemberShape {
         let constructors: BTreeSet<&[String]> = modules
             .iter()
             .filter(|m| m.types.iter().any(|t| is_struct_with_fields(&t.kind)))
             .map(|m| m.path.as_slice())
             .collect();
+        let parts: Vec<([u8; 32], [u8; 32], Vec<u8>)> = modules
+            .par_iter()
+            .map(|m| {
+                let constructor = constructors.contains(m.path.as_slice());
+                let view = InterfaceView {
+                    path: &m.path,
+                    file: m.file,
+                    fns: m
+                        .fns
+                        .iter()
+                        .filter(|f| constructor && f.attrs.struct_literal)
+                        .map(FnView::of)
+                        .collect(),
+                    types: m.types.iter().map(TypeView::of).collect(),
+                    impls: m.impls.iter().map(ImplView::of).collect(),
+                    uses: &m.uses,
+                    extern_crates: &m.extern_crates,
+                    foreign_fns: m.foreign_fns.iter().map(FnView::of).collect(),
+                    macros: &m.macros,
+                    children: &m.children,
+                    values: &m.values,
+                };
+                // Every name the module holds, wherever it is, for the name search.
+                let whole = encode(m);
+                (
+                    Sha256::digest(encode(&view)).into(),
+                    Sha256::digest(&whole).into(),
+                    whole,
+                )
+            })
+            .collect();
         let (mut h, mut w) = (Sha256::new(), Sha256::new());
-        let mut haystack = Vec::new();
-        for m in modules {
-            let constructor = constructors.contains(m.path.as_slice());
-            let view = InterfaceView {
-                path: &m.path,
-                file: m.file,
-                fns: m
-                    .fns
-                    .iter()
-                    .filter(|f| constructor && f.attrs.struct_literal)
-                    .map(FnView::of)
-                    .collect(),
-                types: m.types.iter().map(TypeView::of).collect(),
-                impls: m.impls.iter().map(ImplView::of).collect(),
-                uses: &m.uses,
-                extern_crates: &m.extern_crates,
-                foreign_fns: m.foreign_fns.iter().map(FnView::of).collect(),
-                macros: &m.macros,
-                children: &m.children,
-                values: &m.values,
-            };
-            let bytes = encode(&view);
-            h.update((bytes.len() as u64).to_le_bytes());
-            h.update(&bytes);
-            // Every name the module holds, wherever it is.
-            let whole = encode(m);
-            w.update((whole.len() as u64).to_le_bytes());
-            w.update(&whole);
-            haystack.extend_from_slice(&whole);
+        let mut haystack = Vec::with_capacity(parts.len());
+        for (iface, whole, bytes) in parts {
+            h.update(iface);
+            w.update(whole);
+            haystack.push(bytes);
         }
         MemberShape {
             whole: truncate(w.finalize().into()),
@@ -227,12 +237,31 @@ impl MemberShape {
         }
     }
 
+    /// A shape read back from the cache: its digests as written, and the entry's bytes, which
+    /// hold every name of the IR, as the haystack.
+    pub(crate) fn stored((whole, iface): ([u8; 16], [u8; 16]), bytes: Vec<u8>) -> MemberShape {
+        MemberShape {
+            whole,
+            iface,
+            haystack: vec![bytes],
+        }
+    }
+
+    /// The digests the cache stores ([`MemberShape::stored`]).
+    pub(crate) fn digests(&self) -> ([u8; 16], [u8; 16]) {
+        (self.whole, self.iface)
+    }
+
     /// Whether any of `names` occurs in the member's IR (as bytes: a name inside a longer one
     /// counts too, which only errs towards resolving again).
     fn mentions_any(&self, names: &[&str]) -> bool {
-        names
+        let finders: Vec<memchr::memmem::Finder> = names
             .iter()
-            .any(|n| memchr::memmem::find(&self.haystack, n.as_bytes()).is_some())
+            .map(|n| memchr::memmem::Finder::new(n.as_bytes()))
+            .collect();
+        self.haystack
+            .iter()
+            .any(|bytes| finders.iter().any(|f| f.find(bytes).is_some()))
     }
 }
 
