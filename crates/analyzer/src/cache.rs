@@ -37,7 +37,8 @@ struct EntryTail {
     shape: Option<([u8; 16], [u8; 16])>,
 }
 
-/// An entry as written (modules, then [`EntryTail`]): borrowed from the fresh load, so writing never copies a crate's IR.
+/// An entry as written (modules, then [`EntryTail`]): borrowed from the fresh load, so writing
+/// never copies a crate's IR.
 #[derive(Serialize)]
 struct EntryRef<'a> {
     modules: &'a [IrModule],
@@ -340,15 +341,14 @@ pub fn load_unit(
         Lookup::Corrupt => stats.lock().expect("cache stats lock").rejected += 1,
     }
     let mut fresh = crate::load::load_unit_with(ws, unit, externs);
-    if mutable && fresh.inputs.is_some() {
-        fresh.shape = Some(crate::member_changes::MemberShape::of(
-            &fresh.loaded.modules,
-        ));
-    }
     if mutable && fresh.inputs.is_none() {
         // Nothing to check a later run against: never reuse this unit's old entry either.
         let _ = std::fs::remove_file(entry_path(dir, &key));
     } else {
+        if mutable {
+            let shape = crate::member_changes::MemberShape::of(&fresh.loaded.modules);
+            fresh.shape = Some(shape);
+        }
         write(dir, &key, &fresh);
     }
     fresh

@@ -1916,16 +1916,16 @@ fn substitute_metavars(tokens: TokenStream, crate_name: &str) -> TokenStream {
     out.into_iter().collect()
 }
 
-/// The type a turbofish gives the result of std's methods generic over it: `.collect::<C>()`,
-/// `.sum::<T>()`, `.product::<T>()` yield `C`/`T`, `.parse::<T>()` yields `Result<T, _>`,
-/// `.cast::<T>()` a pointer to `T`. The
-/// call is lowered as if cast to it (`IrExpr::Cast`: the type of a cast is the written one), which
-/// costs the IR nothing: a field for the turbofish would grow every expression.
 /// Whether `block` writes a struct literal ([`FnAttrs::struct_literal`]).
 fn writes_struct_literal(block: &IrBlock) -> bool {
     block.any(&mut |e| matches!(e, IrExpr::StructLit(..)))
 }
 
+/// The type a turbofish gives the result of std's methods generic over it: `.collect::<C>()`,
+/// `.sum::<T>()`, `.product::<T>()` yield `C`/`T`, `.parse::<T>()` yields `Result<T, _>`,
+/// `.cast::<T>()` a pointer to `T`. The
+/// call is lowered as if cast to it (`IrExpr::Cast`: the type of a cast is the written one), which
+/// costs the IR nothing: a field for the turbofish would grow every expression.
 fn turbofish_result(m: &syn::ExprMethodCall) -> Option<IrType> {
     let args = &m.turbofish.as_ref()?.args;
     let [syn::GenericArgument::Type(t)] = args.iter().collect::<Vec<_>>()[..] else {

@@ -503,21 +503,13 @@ pub(crate) fn statuses(
     status
 }
 
-/// The free functions of `now` that `was` did not have with the same outline, and those it had
-/// that `now` has not.
+/// The free functions one of `was` and `now` has and the other has not with the same outline:
+/// added, removed or re-signed.
 fn changed_free_fns(was: &MemberState, now: &MemberState) -> HashSet<MemberKey> {
-    let before: HashMap<&MemberKey, &[u8; 16]> = was.free.iter().map(|(k, d)| (k, d)).collect();
-    let after: HashMap<&MemberKey, &[u8; 16]> = now.free.iter().map(|(k, d)| (k, d)).collect();
-    let mut changed: HashSet<MemberKey> = HashSet::new();
-    for (k, d) in &after {
-        if before.get(k) != Some(d) {
-            changed.insert((*k).clone());
-        }
-    }
-    for k in before.keys() {
-        if !after.contains_key(k) {
-            changed.insert((*k).clone());
-        }
-    }
-    changed
+    let before: HashSet<&(MemberKey, [u8; 16])> = was.free.iter().collect();
+    let after: HashSet<&(MemberKey, [u8; 16])> = now.free.iter().collect();
+    before
+        .symmetric_difference(&after)
+        .map(|(key, _)| key.clone())
+        .collect()
 }

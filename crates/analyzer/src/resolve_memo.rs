@@ -285,13 +285,7 @@ impl Memo {
                 Some((keys, state))
             })
             .collect();
-        let (keys, states): (Vec<_>, Vec<_>) = keyed
-            .into_iter()
-            .map(|k| match k {
-                Some((keys, state)) => (Some(keys), Some(state)),
-                None => (None, None),
-            })
-            .unzip();
+        let (keys, states): (Vec<_>, Vec<_>) = keyed.into_iter().map(Option::unzip).unzip();
         let mut memo = Memo {
             path: PathBuf::new(),
             dir,
@@ -1146,33 +1140,40 @@ mod tests {
         std::fs::write(scratch.0.join("core_lib/src/lib.rs"), src).unwrap();
     }
 
+    /// core_lib rewritten to `src` and analysed: the report, which equals a cold run's.
+    fn run_with_core(ws: &Workspace, scratch: &Scratch, src: &str) -> Report {
+        edit_core(scratch, src);
+        let report = run(ws);
+        assert_eq!(report.without_timings().to_json(), cold(ws));
+        report
+    }
+
+    /// core_lib edited from `before` to `after` keeps app's `handler`'s resolution: one more is
+    /// reused than when the same edit also adds a function named `handler` (a name app's code
+    /// holds, so app is resolved again). core_lib's own functions are resolved again both times.
+    fn assert_edit_keeps_app(ws: &Workspace, scratch: &Scratch, before: &str, after: &str) {
+        let kept = run_with_core(ws, scratch, after);
+        edit_core(scratch, before);
+        run(ws);
+        let mentioned = run_with_core(ws, scratch, &format!("{after}pub fn handler() {{}}\n"));
+        assert_eq!(
+            kept.cache.resolutions_reused,
+            mentioned.cache.resolutions_reused + 1,
+            "{:?} {:?}",
+            kept.cache,
+            mentioned.cache
+        );
+    }
+
     #[test]
     fn a_function_added_to_a_member_keeps_the_resolutions_of_the_members_depending_on_it() {
         let app = "pub async fn handler() {\n    core_lib::run();\n}\n";
         let core = "pub fn run() {\n    step();\n}\nfn step() {\n    dep::helper();\n}\n";
         let (ws, scratch) = two_members_and_dependency("memo-added-fn", app, core, DEP);
         assert_eq!(run(&ws).findings.len(), 1);
-        // A name no member depending on core_lib mentions: app's handler is kept (core_lib's own
-        // functions are resolved again).
-        edit_core(
-            &scratch,
-            &format!("{core}pub fn added() -> u32 {{\n    7\n}}\n"),
-        );
-        let edited = run(&ws);
-        assert_eq!(edited.without_timings().to_json(), cold(&ws));
-        edit_core(&scratch, core);
-        run(&ws);
-        // A name app's code holds: app is resolved again, only the dependency's entries kept.
-        edit_core(&scratch, &format!("{core}pub fn handler() {{}}\n"));
-        let mentioned = run(&ws);
-        assert_eq!(mentioned.without_timings().to_json(), cold(&ws));
-        assert_eq!(
-            edited.cache.resolutions_reused,
-            mentioned.cache.resolutions_reused + 1,
-            "{:?} {:?}",
-            edited.cache,
-            mentioned.cache
-        );
+        // A name no member depending on core_lib mentions.
+        let added = format!("{core}pub fn added() -> u32 {{\n    7\n}}\n");
+        assert_edit_keeps_app(&ws, &scratch, core, &added);
     }
 
     #[test]
@@ -1187,28 +1188,8 @@ mod tests {
         let (ws, scratch) = two_members_and_dependency("memo-moved", app, &core(""), DEP);
         assert!(!run(&ws).findings.is_empty());
         // `step` and the impl below the edit move down two lines.
-        edit_core(&scratch, &core("    let _a = 1;\n    let _b = 2;\n"));
-        let moved = run(&ws);
-        assert_eq!(moved.without_timings().to_json(), cold(&ws));
-        edit_core(&scratch, &core(""));
-        run(&ws);
-        // The same edit plus a function named as app's handler: app is resolved again.
-        edit_core(
-            &scratch,
-            &format!(
-                "{}pub fn handler() {{}}\n",
-                core("    let _a = 1;\n    let _b = 2;\n")
-            ),
-        );
-        let mentioned = run(&ws);
-        assert_eq!(mentioned.without_timings().to_json(), cold(&ws));
-        assert_eq!(
-            moved.cache.resolutions_reused,
-            mentioned.cache.resolutions_reused + 1,
-            "{:?} {:?}",
-            moved.cache,
-            mentioned.cache
-        );
+        let moved = core("    let _a = 1;\n    let _b = 2;\n");
+        assert_edit_keeps_app(&ws, &scratch, &core(""), &moved);
     }
 
     #[test]
@@ -1218,13 +1199,9 @@ mod tests {
         let core = "pub fn run() {}\n";
         let (ws, scratch) = two_members_and_dependency("memo-added-name", app, core, DEP);
         assert!(run(&ws).findings.is_empty());
-        edit_core(
-            &scratch,
-            &format!("{core}pub fn later() {{\n    dep::pause();\n}}\n"),
-        );
-        let edited = run(&ws);
+        let later = format!("{core}pub fn later() {{\n    dep::pause();\n}}\n");
+        let edited = run_with_core(&ws, &scratch, &later);
         assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
-        assert_eq!(edited.without_timings().to_json(), cold(&ws));
     }
 
     #[test]
@@ -1239,10 +1216,8 @@ mod tests {
         let app = "pub async fn handler() {\n    core_lib::make().go();\n}\n";
         let (ws, scratch) = two_members_and_dependency("memo-signature", app, &core("A"), DEP);
         assert!(run(&ws).findings.is_empty());
-        edit_core(&scratch, &core("B"));
-        let edited = run(&ws);
+        let edited = run_with_core(&ws, &scratch, &core("B"));
         assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
-        assert_eq!(edited.without_timings().to_json(), cold(&ws));
     }
 
     #[test]
@@ -1259,10 +1234,8 @@ mod tests {
         let (ws, scratch) =
             two_members_and_dependency("memo-constructor", app, &core("quiet"), DEP);
         assert!(run(&ws).findings.is_empty());
-        edit_core(&scratch, &core("loud"));
-        let edited = run(&ws);
+        let edited = run_with_core(&ws, &scratch, &core("loud"));
         assert_eq!(edited.findings.len(), 1, "{:?}", edited.findings);
-        assert_eq!(edited.without_timings().to_json(), cold(&ws));
     }
 
     #[test]
